@@ -1,0 +1,102 @@
+"""Settings, fully defaulted, read from camelCase JSON with warnings for bad values.
+
+A bad setting never stops the server: it is reported and its default is used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+#: Untracked files above this size are not snapshotted (build artefacts, dumps, media).
+DEFAULT_UNTRACKED_FILE_LIMIT = 10 * 1024 * 1024
+#: An untracked directory with more files than this is a dependency or output tree, not work.
+DEFAULT_UNTRACKED_DIR_LIMIT = 200
+#: Untracked directories with these names hold dependencies, caches or build output.
+DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
+    "node_modules",
+    ".venv",
+    "venv",
+    "env",
+    ".env",
+    "dist",
+    "build",
+    "target",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".cache",
+    ".tox",
+)
+#: Turns kept per session before the oldest are pruned: bounds what old snapshots keep alive.
+DEFAULT_TURNS_PER_SESSION = 100
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a user can tune; the wire names are the camelCase forms of these fields."""
+
+    untracked_file_size_limit: int = DEFAULT_UNTRACKED_FILE_LIMIT
+    untracked_dir_file_limit: int = DEFAULT_UNTRACKED_DIR_LIMIT
+    excluded_directories: tuple[str, ...] = DEFAULT_EXCLUDED_DIRS
+    turns_per_session: int = DEFAULT_TURNS_PER_SESSION
+    code_lens: bool = True
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+_FIELDS = {camel(f.name): f for f in dataclasses.fields(Settings)}
+
+
+def _convert(name: str, value: Any, default: Any) -> Any:
+    """Returns the value as the field's type, or raises ValueError saying why not."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        raise ValueError("expected true or false")
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        raise ValueError("expected an integer >= 1")
+    if isinstance(default, tuple):
+        if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+            return tuple(value)
+        raise ValueError("expected a list of non-empty strings")
+    raise ValueError(f"unsupported setting {name}")  # pragma: no cover - a new field's type
+
+
+def settings_from_json(data: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from a `turnback` JSON section, and a warning per value that was ignored."""
+    settings = base or Settings()
+    if data is None:
+        return settings, []
+    if not isinstance(data, dict):
+        return settings, [f"turnback settings must be an object, got {type(data).__name__}"]
+    changes: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key, value in data.items():
+        spec = _FIELDS.get(key)
+        if spec is None:
+            warnings.append(f"Unknown turnback setting '{key}' ignored")
+            continue
+        if value is None:
+            continue
+        try:
+            changes[spec.name] = _convert(key, value, spec.default)
+        except ValueError as why:
+            warnings.append(f"Setting turnback.{key} = {value!r} ignored ({why}); using default")
+    return settings.replace(**changes), warnings
+
+
+def settings_to_json(settings: Settings) -> dict[str, Any]:
+    return {
+        camel(f.name): (list(v) if isinstance(v := getattr(settings, f.name), tuple) else v)
+        for f in dataclasses.fields(settings)
+    }

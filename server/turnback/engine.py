@@ -1,0 +1,511 @@
+"""The engine: capture, undo, redo, list, diff and prune for one work tree.
+
+It knows nothing of LSP or the command line; both fronts call these methods
+with plain values and get plain JSON-ready dicts back. Every method that reads
+or writes a timeline holds the repository lock, so servers and CLI processes
+acting on one repository at once are serialised.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pygit2
+
+from . import turndiff
+from .config import Settings
+from .errors import Conflict, InvalidParams, NoOpenTurn, RequestFailed, RestoreFailed
+from .ignore_rules import TreeIgnoreRules
+from .locking import repository_lock
+from .repository import WorkspaceRepo, open_workspace
+from .restore import Plan, RestoreError, Step, apply_plan, compose, make_plan
+from .scanner import Progress, Scanner, Snapshot
+from .timeline import (
+    ACTIVE,
+    MAX_SESSION_LENGTH,
+    UNDONE,
+    Timeline,
+    TimelineStore,
+    TurnRecord,
+    now_rfc3339,
+    signature,
+)
+from .treeops import changed_paths, is_dir_in
+from .untracked import NESTED_REPOSITORY
+from .workwriter import WorkWriter
+
+Cancelled = Callable[[], bool]
+
+
+@dataclass
+class RestoreOptions:
+    count: int = 1
+    force: bool = False
+    dry_run: bool = False
+    #: Work-tree paths open in an editor with unsaved changes: never overwritten silently.
+    dirty: frozenset[str] = frozenset()
+
+
+def check_session(session: Any) -> str | None:
+    if session is None:
+        return None
+    if not isinstance(session, str) or not session.strip():
+        raise InvalidParams("session", "must be a non-empty string")
+    if len(session) > MAX_SESSION_LENGTH or "\0" in session:
+        raise InvalidParams("session", f"must be at most {MAX_SESSION_LENGTH} characters, no NUL")
+    return session
+
+
+class Engine:
+    """All turnback operations on one work tree; keep one per work tree to stay warm."""
+
+    def __init__(self, folder: str, settings: Settings | None = None) -> None:
+        self.ws: WorkspaceRepo = open_workspace(folder)
+        self.settings = settings or Settings()
+        self.store = TimelineStore(self.ws)
+        self.scanner = Scanner(self.ws)
+        self._lock = threading.RLock()
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        return self.ws.repo
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    def _locked(self):  # noqa: ANN202 - a context manager
+        return repository_lock(self.ws.lock_path)
+
+    def resolve_session(self, session: str | None) -> str:
+        return check_session(session) or self.store.default_session()
+
+    def _tree(self, commit_hex: str | None) -> pygit2.Tree | None:
+        if commit_hex is None:
+            return None
+        return self.repo[pygit2.Oid(hex=commit_hex)].tree  # type: ignore[union-attr]
+
+    def _snapshot_commit(self, snap: Snapshot, message: str) -> str:
+        head = self.ws.head_commit()
+        sig = signature()
+        oid = self.repo.create_commit(
+            None, sig, sig, message, snap.tree, [head] if head is not None else []
+        )
+        return str(oid)
+
+    def _capture(self, progress: Progress | None, cancelled: Cancelled | None) -> Snapshot:
+        with self._lock:
+            return self.scanner.capture(self.settings, progress, cancelled)
+
+    def end_tree(self, timeline: Timeline, turn: TurnRecord) -> pygit2.Tree | None:
+        """The state a turn left: its "after" capture, the next turn's snapshot, or None (now)."""
+        if turn.after:
+            return self._tree(turn.after)
+        following = timeline.next_after(turn)
+        if following is not None:
+            return self._tree(following.before)
+        if turn.replaced:
+            return self._tree(turn.replaced)
+        return None
+
+    def turn_changes(self, timeline: Timeline, turn: TurnRecord, now: pygit2.Tree) -> set[str]:
+        end = self.end_tree(timeline, turn)
+        return changed_paths(self.repo, self._tree(turn.before), end if end is not None else now)
+
+    def _turn_json(self, timeline: Timeline, turn: TurnRecord) -> dict[str, Any]:
+        return turn.to_json(timeline.session)
+
+    # ---- capture -------------------------------------------------------------------------
+
+    def capture(
+        self,
+        session: str | None = None,
+        label: str | None = None,
+        phase: str = "before",
+        metadata: Any = None,
+        progress: Progress | None = None,
+        cancelled: Cancelled | None = None,
+    ) -> dict[str, Any]:
+        if phase not in ("before", "after"):
+            raise InvalidParams("phase", 'must be "before" or "after"')
+        if label is not None and not isinstance(label, str):
+            raise InvalidParams("label", "must be a string")
+        with self._locked():
+            name = self.resolve_session(session)
+            timeline = self.store.load(name) or Timeline(session=name)
+            if phase == "after" and not timeline.active:
+                raise NoOpenTurn(name)
+            snap = self._capture(progress, cancelled)
+            if cancelled is not None and cancelled():
+                from .errors import Cancelled as CancelledError
+
+                raise CancelledError()
+            stamp = now_rfc3339()
+            if phase == "after":
+                turn = timeline.active[-1]
+                turn.after = self._snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
+                turn.sealed_at = stamp
+                if metadata is not None:
+                    turn.metadata = metadata
+            else:
+                number = timeline.next_turn
+                commit = self._snapshot_commit(
+                    snap, f"turnback: before turn {number} of session {name}\n\n{label or ''}\n"
+                )
+                # A new turn forks the timeline: the redo stack is gone.
+                timeline.turns = [t for t in timeline.turns if t.state == ACTIVE]
+                turn = TurnRecord(
+                    turn=number,
+                    id=commit[:16],
+                    label=label if label is not None else f"Turn {number}",
+                    created_at=stamp,
+                    before=commit,
+                    metadata=metadata,
+                    skipped=[s.to_json() for s in snap.skipped],
+                    head=str(self.ws.head_commit()) if self.ws.head_commit() else None,
+                    head_ref=self.ws.head_name(),
+                )
+                timeline.turns.append(turn)
+                timeline.next_turn = number + 1
+                timeline.last_capture_at = stamp
+                keep = self.settings.turns_per_session
+                if len(timeline.turns) > keep:
+                    timeline.turns = timeline.turns[-keep:]
+            self.store.save(timeline)
+            return self._turn_json(timeline, turn)
+
+    # ---- undo / redo ---------------------------------------------------------------------
+
+    def _unsaved_reason(self, snap: Snapshot) -> Callable[[str], str]:
+        reasons = {s.path: s.reason for s in snap.skipped}
+
+        def reason(path: str) -> str:
+            parts = path.split("/")
+            for depth in range(len(parts), 0, -1):
+                found = reasons.get("/".join(parts[:depth]))
+                if found:
+                    return found
+            for depth in range(len(parts) - 1, 0, -1):
+                if (self.ws.root.joinpath(*parts[:depth]) / ".git").exists():
+                    return NESTED_REPOSITORY
+            return "notSaved"
+
+        return reason
+
+    def _ignored(self) -> Callable[[str], bool]:
+        tracks = self.scanner.user_index.tracks
+
+        def ignored(path: str) -> bool:
+            if not self.ws.shadow and tracks(path):
+                return False
+            try:
+                return self.repo.path_is_ignored(path)
+            except pygit2.GitError:
+                return False
+
+        return ignored
+
+    def _target_ignored(self, target: pygit2.Tree | None, moves: dict) -> Callable[[str], bool]:
+        """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
+        if not any(p.rpartition("/")[2] == ".gitignore" for p in moves):
+            return lambda _path: False
+        rules = TreeIgnoreRules(self.repo, target, _info_exclude(self.ws))
+        tracks = self.scanner.user_index.tracks
+        return lambda path: rules.is_ignored(path) and (self.ws.shadow or not tracks(path))
+
+    def _restore(
+        self,
+        timeline: Timeline,
+        steps: list[Step],
+        snap: Snapshot,
+        saved_commit: str,
+        options: RestoreOptions,
+        check_conflicts: bool,
+        operation: str,
+    ) -> Plan:
+        moves = compose(steps)
+        current = self.repo[snap.tree]
+        final_target = steps[-1].target
+        plan = make_plan(
+            moves,
+            current,
+            str(self.ws.root),
+            check_conflicts=check_conflicts,
+            dirty=set(options.dirty),
+            unsaved_reason=self._unsaved_reason(snap),
+            ignored=self._ignored(),
+            target_ignored=self._target_ignored(final_target, moves),
+        )
+        if plan.conflicts and not options.force:
+            raise Conflict(plan.conflicts, operation)
+        if options.dry_run:
+            return plan
+        writer = WorkWriter(self.ws.root, self.repo)
+        try:
+            apply_plan(writer, plan.writes, current, lambda d: is_dir_in(final_target, d))
+        except RestoreError as failed:
+            state = "rolled back" if failed.rolled_back else "NOT fully rolled back"
+            raise RestoreFailed(
+                f"{operation.capitalize()} failed writing {failed.path} ({failed.cause}); "
+                f"the files already written were {state}. The saved state is commit "
+                f"{saved_commit}.",
+                path=failed.path,
+                rolledBack=failed.rolled_back,
+                saved=saved_commit,
+            ) from failed
+        return plan
+
+    def _result(
+        self, timeline: Timeline, turns: list[TurnRecord], plan: Plan, verb: str, dry: bool
+    ) -> dict[str, Any]:
+        n = len(turns)
+        what = f"{n} turn" + ("s" if n != 1 else "")
+        files = len(plan.actions)
+        message = (
+            f"{'Would ' + verb.lower() if dry else verb} {what} "
+            f"({files} file{'s' if files != 1 else ''} {'to change' if dry else 'changed'}"
+            + (f", {len(plan.kept)} kept" if plan.kept else "")
+            + ")"
+        )
+        return {
+            "turns": [self._turn_json(timeline, t) for t in turns],
+            "files": [a.to_json() for a in plan.actions],
+            "kept": [k.to_json() for k in plan.kept],
+            "message": message,
+            "dryRun": dry,
+        }
+
+    def _head_note(self, result: dict[str, Any], turn: TurnRecord) -> None:
+        head = self.ws.head_commit()
+        now = str(head) if head else None
+        if turn.head != now:
+            result["headMoved"] = {"from": turn.head, "to": now}
+            result["message"] += (
+                f". Note: HEAD moved since turn {turn.turn} "
+                f"({(turn.head or 'unborn')[:10]} → {(now or 'unborn')[:10]}); "
+                "turnback restored files only and left HEAD and branches alone"
+            )
+
+    def undo(
+        self,
+        session: str | None = None,
+        options: RestoreOptions | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        options = options or RestoreOptions()
+        with self._locked():
+            name = self.resolve_session(session)
+            timeline = self.store.load(name)
+            active = timeline.active if timeline else []
+            if not timeline or not active:
+                return _nothing("turnsUndone", "Nothing to undo")
+            batch = active[-options.count :]
+            oldest, newest = batch[0], batch[-1]
+            snap = self._capture(progress, None)
+            saved = self._snapshot_commit(
+                snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
+            )
+            now_tree = self.repo[snap.tree]
+            paths: set[str] = set()
+            for turn in batch:
+                paths |= self.turn_changes(timeline, turn, now_tree)
+            step = Step(paths, self._tree(newest.after), self._tree(oldest.before))
+            plan = self._restore(timeline, [step], snap, saved, options, newest.sealed, "undo")
+            if not options.dry_run:
+                for turn in batch:
+                    turn.state = UNDONE
+                    turn.batch = [oldest.turn, newest.turn]
+                    turn.replaced = None
+                newest.replaced = saved
+                self.store.save(timeline)
+            result = {
+                "turnsUndone": len(batch),
+                **self._result(timeline, list(reversed(batch)), plan, "Undid", options.dry_run),
+            }
+            self._head_note(result, oldest)
+            return result
+
+    def redo(
+        self,
+        session: str | None = None,
+        options: RestoreOptions | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        options = options or RestoreOptions()
+        with self._locked():
+            name = self.resolve_session(session)
+            timeline = self.store.load(name)
+            undone = timeline.undone if timeline else []
+            if not timeline or not undone:
+                return _nothing("turnsRedone", "Nothing to redo")
+            turns = undone[: options.count]
+            snap = self._capture(progress, None)
+            saved = self._snapshot_commit(snap, "turnback: state replaced by redo\n")
+            now_tree = self.repo[snap.tree]
+            steps = []
+            for turn in turns:
+                low, high = turn.batch or [turn.turn, turn.turn]
+                paths: set[str] = set()
+                for member in timeline.turns:
+                    if low <= member.turn <= high:
+                        paths |= self.turn_changes(timeline, member, now_tree)
+                following = timeline.next_after(turn)
+                target = turn.replaced or (following.before if following else None)
+                if target is None:  # never restore "nothing" over the work tree
+                    raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
+                steps.append(Step(paths, self._tree(turn.before), self._tree(target)))
+            plan = self._restore(timeline, steps, snap, saved, options, True, "redo")
+            if not options.dry_run:
+                for turn in turns:
+                    turn.state = ACTIVE
+                    turn.replaced = None
+                    turn.batch = None
+                if options.force and plan.conflicts:
+                    timeline.rescued = (timeline.rescued + [saved])[-20:]
+                self.store.save(timeline)
+            result = {
+                "turnsRedone": len(turns),
+                **self._result(timeline, turns, plan, "Redid", options.dry_run),
+            }
+            return result
+
+    # ---- list / diff / prune -------------------------------------------------------------
+
+    def list(self, session: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        if limit is not None and (
+            not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
+        ):
+            raise InvalidParams("limit", "must be an integer >= 1")
+        name = self.resolve_session(session)
+        timelines = self.store.all()
+        timeline = next((t for t in timelines if t.session == name), None)
+        turns = list(reversed(timeline.turns)) if timeline else []
+        if limit is not None:
+            turns = turns[:limit]
+        return {
+            "session": name,
+            "turns": [self._turn_json(timeline, t) for t in turns] if timeline else [],
+            "canUndo": bool(timeline and timeline.active),
+            "canRedo": bool(timeline and timeline.undone),
+            "sessions": [
+                {"id": t.session, "turns": len(t.turns), "updatedAt": t.updated_at}
+                for t in sorted(timelines, key=lambda t: t.updated_at, reverse=True)
+            ],
+        }
+
+    def find_turn(self, timeline: Timeline | None, turn: Any) -> TurnRecord:
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, (int, str))):
+            raise InvalidParams("turn", "must be a turn number or a turn id")
+        if timeline is None or not timeline.turns:
+            raise InvalidParams("turn", "the session has no turns")
+        if turn is None:
+            if not timeline.active:
+                raise InvalidParams("turn", "the session has no active turn; name one")
+            return timeline.active[-1]
+        for record in timeline.turns:
+            if record.turn == turn or record.id == turn or record.before == turn:
+                return record
+        raise InvalidParams("turn", f"no turn {turn!r} in session '{timeline.session}'")
+
+    def diff(
+        self,
+        session: str | None = None,
+        turn: Any = None,
+        path: str | None = None,
+        context: int = 3,
+    ) -> dict[str, Any]:
+        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 1000:
+            raise InvalidParams("context", "must be an integer from 0 to 1000")
+        rel = turndiff.relative_path(self.ws.root, path) if path is not None else None
+        name = self.resolve_session(session)
+        timeline = self.store.load(name)
+        record = self.find_turn(timeline, turn)
+        old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
+        files = turndiff.diff_trees(self.repo, old, new, rel, context)
+        return {"turn": self._turn_json(timeline, record), "files": files}  # type: ignore[arg-type]
+
+    def turn_trees(self, timeline: Timeline, record: TurnRecord) -> tuple[pygit2.Tree, pygit2.Tree]:
+        """The trees a turn's diff runs between; "now" is a fresh capture of the work tree."""
+        end = self.end_tree(timeline, record)
+        if end is None:
+            end = self.repo[self._capture(None, None).tree]
+        return self._tree(record.before), end  # type: ignore[return-value]
+
+    def prune(
+        self, session: str | None = None, keep: int | None = None, older_than: str | None = None
+    ) -> dict[str, Any]:
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+            raise InvalidParams("keep", "must be an integer >= 0")
+        cutoff = _parse_age(older_than) if older_than is not None else None
+        if keep is None and cutoff is None:
+            raise InvalidParams("keep", "give keep, olderThan or both")
+        removed_turns: list[dict[str, Any]] = []
+        removed_sessions: list[str] = []
+        with self._locked():
+            targets = self.store.all()
+            if session is not None:
+                targets = [t for t in targets if t.session == check_session(session)]
+            for timeline in targets:
+                survivors = timeline.turns
+                if keep is not None:
+                    survivors = survivors[-keep:] if keep else []
+                if cutoff is not None:
+                    survivors = [t for t in survivors if t.created_at >= cutoff]
+                gone = [t for t in timeline.turns if t not in survivors]
+                if not gone:
+                    continue
+                removed_turns += [
+                    {"session": timeline.session, "turn": t.turn, "id": t.id} for t in gone
+                ]
+                if survivors:
+                    timeline.turns = survivors
+                    timeline.rescued = []
+                    self.store.save(timeline)
+                else:
+                    self.store.delete(timeline.session)
+                    removed_sessions.append(timeline.session)
+        return {
+            "removedTurns": removed_turns,
+            "removedSessions": removed_sessions,
+            "message": f"Removed {len(removed_turns)} turns and {len(removed_sessions)} sessions",
+        }
+
+
+def _nothing(count_key: str, message: str) -> dict[str, Any]:
+    return {count_key: 0, "turns": [], "files": [], "kept": [], "message": message, "dryRun": False}
+
+
+def _info_exclude(ws: WorkspaceRepo) -> list[str]:
+    if ws.shadow:
+        return []
+    try:
+        common = ws.lock_path.parent.parent
+        return (common / "info" / "exclude").read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _parse_age(value: Any) -> str:
+    """ "7d", "12h", "30m", "45s", "2w" or an RFC 3339 time → an RFC 3339 cutoff."""
+    if not isinstance(value, str) or not value:
+        raise InvalidParams("olderThan", 'must be a duration like "7d" or an RFC 3339 time')
+    if value[-1] in _UNITS and value[:-1].isdigit():
+        moment = datetime.now(timezone.utc) - timedelta(seconds=int(value[:-1]) * _UNITS[value[-1]])
+        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidParams(
+            "olderThan", 'must be a duration like "7d" or an RFC 3339 time'
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+__all__ = ["Engine", "RestoreOptions", "RequestFailed"]

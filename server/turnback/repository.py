@@ -1,0 +1,116 @@
+"""Finds the git repository behind a workspace folder, or makes a shadow one.
+
+A git work tree snapshots into its own object database; its refs are keyed by
+work tree, because linked worktrees share the main repository's refs. A plain
+folder gets a bare shadow repository in the user's data directory whose work
+tree is set in memory only, so no `.git` ever appears in the user's folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+import pygit2
+
+from .errors import NoWorkspace
+
+#: Overrides the per-user data directory (tests, portable installs).
+DATA_DIR_ENV = "TURNBACK_DATA_DIR"
+REF_ROOT = "refs/turnback"
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get(DATA_DIR_ENV) or platformdirs.user_data_dir("turnback"))
+
+
+@dataclass
+class WorkspaceRepo:
+    """An open repository and where turnback keeps its private state for one work tree."""
+
+    root: Path
+    repo: pygit2.Repository
+    shadow: bool
+    worktree_key: str
+    state_dir: Path
+    lock_path: Path
+    user_index_path: Path | None
+
+    @property
+    def ref_prefix(self) -> str:
+        return f"{REF_ROOT}/{self.worktree_key}"
+
+    def head_commit(self) -> pygit2.Oid | None:
+        """The commit HEAD points at, or None on an unborn HEAD or in a shadow repository."""
+        if self.shadow or self.repo.head_is_unborn:
+            return None
+        try:
+            return self.repo.head.target
+        except pygit2.GitError:
+            return None
+
+    def head_name(self) -> str | None:
+        if self.shadow or self.repo.head_is_detached:
+            return None
+        try:
+            return self.repo.lookup_reference("HEAD").target  # type: ignore[return-value]
+        except (pygit2.GitError, KeyError):
+            return None
+
+
+def _shadow_repo(folder: Path) -> WorkspaceRepo:
+    key = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+    home = data_dir() / "shadows" / f"{folder.name or 'root'}-{key}"
+    git_dir = home / "repo.git"
+    if (git_dir / "HEAD").exists():
+        repo = pygit2.Repository(str(git_dir))
+    else:
+        home.mkdir(parents=True, exist_ok=True)
+        repo = pygit2.init_repository(str(git_dir), bare=True)
+        (home / "workdir").write_text(str(folder) + "\n")
+    # In memory only: the shadow's config never names the folder, the folder never names it.
+    repo.workdir = str(folder)
+    return WorkspaceRepo(
+        root=folder,
+        repo=repo,
+        shadow=True,
+        worktree_key="main",
+        state_dir=home,
+        lock_path=home / "lock",
+        user_index_path=None,
+    )
+
+
+def _common_dir(git_dir: Path) -> Path:
+    common = git_dir / "commondir"
+    if common.exists():
+        return (git_dir / common.read_text().strip()).resolve()
+    return git_dir
+
+
+def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
+    """The repository for `folder`: its enclosing git work tree, else a shadow repository."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise NoWorkspace(f"Workspace folder does not exist or is not a directory: {path}")
+    path = path.resolve()
+    found = pygit2.discover_repository(str(path))
+    if found is not None:
+        repo = pygit2.Repository(found)
+        if not repo.is_bare and repo.workdir:
+            git_dir = Path(repo.path).resolve()
+            common = _common_dir(git_dir)
+            linked = git_dir != common
+            return WorkspaceRepo(
+                root=Path(repo.workdir).resolve(),
+                repo=repo,
+                shadow=False,
+                worktree_key=f"wt-{git_dir.name}" if linked else "main",
+                state_dir=git_dir / "turnback",
+                lock_path=common / "turnback" / "lock",
+                user_index_path=git_dir / "index",
+            )
+    return _shadow_repo(path)

@@ -1,0 +1,154 @@
+"""Plans and applies a restore: which files change, which are kept, what conflicts.
+
+A plan maps each path to the entry the work tree should hold afterwards and
+the entry it is expected to hold now. Applying is all-or-nothing for the user:
+on any failure, every file already written is put back from the saved state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import pygit2
+
+from .treeops import Entry, entry_at, is_dir_in
+from .workwriter import UnsafePath, WorkWriter, check_path
+
+MODIFIED = "modified"
+CREATED = "created"
+DELETED = "deleted"
+
+
+@dataclass(frozen=True)
+class FileAction:
+    path: str
+    action: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "action": self.action}
+
+
+@dataclass(frozen=True)
+class KeptFile:
+    path: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass
+class Step:
+    """One turn's worth of a restore: move `paths` from `expected` to `target`."""
+
+    paths: Iterable[str]
+    expected: pygit2.Tree | None
+    target: pygit2.Tree | None
+
+
+@dataclass
+class Plan:
+    writes: dict[str, Entry | None] = field(default_factory=dict)
+    actions: list[FileAction] = field(default_factory=list)
+    kept: list[KeptFile] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+
+def compose(steps: list[Step]) -> dict[str, tuple[Entry | None, Entry | None]]:
+    """Path → (expected now, final target) across consecutive steps."""
+    out: dict[str, tuple[Entry | None, Entry | None]] = {}
+    for step in steps:
+        for path in step.paths:
+            target = entry_at(step.target, path)
+            if path in out:
+                out[path] = (out[path][0], target)
+            else:
+                out[path] = (entry_at(step.expected, path), target)
+    return out
+
+
+def make_plan(
+    moves: dict[str, tuple[Entry | None, Entry | None]],
+    current: pygit2.Tree,
+    root: str,
+    *,
+    check_conflicts: bool,
+    dirty: set[str],
+    unsaved_reason: Callable[[str], str],
+    ignored: Callable[[str], bool],
+    target_ignored: Callable[[str], bool],
+) -> Plan:
+    """Decides, per path, write / delete / keep / conflict. `current` is the saved work tree."""
+    plan = Plan()
+    for path in sorted(moves):
+        expected, target = moves[path]
+        try:
+            check_path(path)
+        except UnsafePath:
+            plan.kept.append(KeptFile(path, "unsafePath"))
+            continue
+        now = entry_at(current, path)
+        on_disk = os.path.lexists(os.path.join(root, path))
+        if now == target and (on_disk or target is None):
+            continue
+        if on_disk and now is None and not os.path.isdir(os.path.join(root, path)):
+            # There is something on disk that the saved state could not hold.
+            plan.kept.append(KeptFile(path, unsaved_reason(path)))
+            continue
+        if on_disk and (ignored(path) or target_ignored(path)):
+            plan.kept.append(KeptFile(path, "ignored"))
+            continue
+        if path in dirty or (check_conflicts and now != expected and now != target):
+            plan.conflicts.append(path)
+        plan.writes[path] = target
+        if target is None:
+            plan.actions.append(FileAction(path, DELETED))
+        elif now is None:
+            plan.actions.append(FileAction(path, CREATED))
+        else:
+            plan.actions.append(FileAction(path, MODIFIED))
+    return plan
+
+
+class RestoreError(Exception):
+    """Writing failed; `rolled_back` says whether the work tree is as it was."""
+
+    def __init__(self, path: str, cause: BaseException, rolled_back: bool) -> None:
+        super().__init__(f"{path}: {cause}")
+        self.path = path
+        self.cause = cause
+        self.rolled_back = rolled_back
+
+
+def apply_plan(
+    writer: WorkWriter,
+    writes: dict[str, Entry | None],
+    saved: pygit2.Tree,
+    target_tree: Callable[[str], bool],
+) -> None:
+    """Deletes first (deepest first), then writes; rolls back from `saved` on failure."""
+    deletes = sorted((p for p, e in writes.items() if e is None), key=lambda p: -p.count("/"))
+    puts = sorted(p for p, e in writes.items() if e is not None)
+    done: list[str] = []
+    try:
+        for path in deletes:
+            writer.delete(path, target_tree)
+            done.append(path)
+        for path in puts:
+            writer.write(path, writes[path])  # type: ignore[arg-type]
+            done.append(path)
+    except (OSError, UnsafePath, pygit2.GitError) as error:
+        failed = path
+        rolled_back = True
+        for path in reversed(done + [failed]):
+            try:
+                original = entry_at(saved, path)
+                if original is None:
+                    writer.delete(path, lambda d: is_dir_in(saved, d))
+                else:
+                    writer.write(path, original)
+            except (OSError, UnsafePath, pygit2.GitError):
+                rolled_back = False
+        raise RestoreError(failed, error, rolled_back) from error

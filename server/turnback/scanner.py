@@ -1,0 +1,240 @@
+"""Turns the work tree into a git tree without rehashing unchanged files.
+
+The scanner keeps a private index (never the user's): a stat cache of the last
+snapshot. libgit2 compares it with the work tree by stat data, so only files
+whose stat changed are hashed, and `write_tree` reuses the cached subtrees, so
+only directories on changed paths become new tree objects. The index file is
+seeded from the user's index, so the first capture in a repository also
+starts warm.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffOption, FileMode
+
+from .config import Settings
+from .errors import Cancelled
+from .repository import WorkspaceRepo
+from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy
+
+#: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners,
+#: and refreshed stat data written back to the private index so the next scan is cheaper.
+SCAN_FLAGS = (
+    DiffOption.INCLUDE_UNTRACKED
+    | DiffOption.INCLUDE_TYPECHANGE
+    | DiffOption.IGNORE_SUBMODULES
+    | DiffOption.UPDATE_INDEX
+)
+
+Progress = Callable[[str, int | None], None]
+
+
+@dataclass
+class Snapshot:
+    """A captured work tree: its tree, and what was left out and why."""
+
+    tree: pygit2.Oid
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def file_mode(st: os.stat_result) -> int:
+    if stat.S_ISLNK(st.st_mode):
+        return FileMode.LINK
+    return FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
+
+
+def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid:
+    """Writes the file's exact bytes (a symlink's target) as a blob, with no filters."""
+    if stat.S_ISLNK(st.st_mode):
+        return repo.create_blob(os.fsencode(os.readlink(full)))
+    return repo.create_blob_fromdisk(full)
+
+
+class UserIndex:
+    """What the user's own index tracks, reloaded only when its file changes."""
+
+    def __init__(self, ws: WorkspaceRepo) -> None:
+        self.ws = ws
+        self._stamp: tuple[int, int, int] | None = None
+        self.index: pygit2.Index | None = None
+        self.tree: pygit2.Tree | None = None
+
+    def refresh(self) -> None:
+        path = self.ws.user_index_path
+        try:
+            st = os.stat(path) if path else None
+        except OSError:
+            st = None
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
+        if stamp == self._stamp and (self.index is not None or stamp is None):
+            return
+        self._stamp = stamp
+        self.index, self.tree = None, None
+        if st is None or path is None:
+            return
+        self.index = pygit2.Index(str(path))
+        try:
+            self.tree = self.ws.repo[self.index.write_tree(self.ws.repo)]  # type: ignore[assignment]
+        except pygit2.GitError:  # a merge in progress: the index holds conflicts
+            head = self.ws.head_commit()
+            self.tree = self.ws.repo[head].tree if head else None  # type: ignore[union-attr]
+
+    def tracks(self, path: str) -> bool:
+        return self.index is not None and path in self.index
+
+    def tracks_dir(self, rel_dir: str) -> bool:
+        if self.tree is None:
+            return False
+        try:
+            return self.tree[rel_dir].type == pygit2.GIT_OBJECT_TREE
+        except KeyError:
+            return False
+
+
+class Scanner:
+    """Captures one work tree; keep it alive between captures to keep its cache warm."""
+
+    def __init__(self, ws: WorkspaceRepo) -> None:
+        self.ws = ws
+        self.user_index = UserIndex(ws)
+        self._index: pygit2.Index | None = None
+        self._index_path = ws.state_dir / "index"
+        self._last_settings: Settings | None = None
+
+    def _private_index(self) -> pygit2.Index:
+        if self._index is None:
+            self.ws.state_dir.mkdir(parents=True, exist_ok=True)
+            user = self.ws.user_index_path
+            if not self._index_path.exists() and user is not None and user.exists():
+                shutil.copyfile(user, self._index_path)  # starts with the user's stat cache
+            index = pygit2.Index(str(self._index_path))
+            # A standalone index reads and writes only its own file; diffing needs the repo.
+            index._repo = self.ws.repo
+            if index.conflicts is not None:
+                for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
+                    del index.conflicts[path]
+            self._index = index
+        return self._index
+
+    def capture(
+        self,
+        settings: Settings,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Snapshot:
+        """Brings the private index in line with the work tree and writes its tree."""
+        report = progress or (lambda _msg, _pct: None)
+
+        def check_cancel() -> None:
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+
+        self.user_index.refresh()
+        index = self._private_index()
+        plain = self.ws.shadow
+        policy = UntrackedPolicy(
+            self.ws.root,
+            self.ws.repo,
+            settings,
+            tracked_dir=self.user_index.tracks_dir,
+            plain_folder=plain,
+        )
+        report("Scanning the work tree", None)
+        try:
+            deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
+        except pygit2.GitError:
+            index.read(True)
+            deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
+        check_cancel()
+
+        skipped: dict[str, Skipped] = {}
+        to_add: list[str] = []
+        for delta in deltas:
+            path = delta.new_file.path
+            if delta.status == DeltaStatus.DELETED:
+                index.remove(path)
+            elif delta.status == DeltaStatus.UNTRACKED and path.endswith("/"):
+                rel_dir = path.rstrip("/")
+                if os.path.lexists(self.ws.root / rel_dir / ".git"):
+                    skipped[rel_dir] = Skipped(rel_dir, NESTED_REPOSITORY)
+                    continue
+                files, left_out = policy.walk(rel_dir)
+                to_add.extend(files)
+                skipped.update((s.path, s) for s in left_out)
+            elif not plain and self.user_index.tracks(path):
+                to_add.append(path)
+            else:
+                verdict = policy.file_verdict(path)
+                if verdict is None:
+                    to_add.append(path)
+                else:
+                    if path in index:
+                        index.remove(path)
+                    if verdict is not IGNORED:
+                        skipped[verdict.path] = verdict
+
+        changed = {d.new_file.path for d in deltas}
+        rules_changed = any(p.rpartition("/")[2] == ".gitignore" for p in changed)
+        if not plain or rules_changed or settings != self._last_settings:
+            self._revalidate_untracked(index, policy, skipped, changed)
+        self._last_settings = settings
+
+        total = len(to_add)
+        root = str(self.ws.root)
+        for done, path in enumerate(to_add, 1):
+            if done % 200 == 0:
+                check_cancel()
+                report(f"Hashing changed files ({done}/{total})", done * 100 // total)
+            full = os.path.join(root, path)
+            try:
+                st = os.lstat(full)
+                oid = hash_path(self.ws.repo, full, st)
+            except OSError:  # vanished or unreadable between the scan and now
+                if path in index:
+                    index.remove(path)
+                continue
+            index.add(pygit2.IndexEntry(path, oid, file_mode(st)))
+        check_cancel()
+        report("Writing the snapshot", None)
+        tree = index.write_tree(self.ws.repo)
+        index.write()
+        return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _revalidate_untracked(
+        self,
+        index: pygit2.Index,
+        policy: UntrackedPolicy,
+        skipped: dict[str, Skipped],
+        seen: set[str],
+    ) -> None:
+        """Drops unchanged untracked entries that rules now leave out (a .gitignore edit)."""
+        if self.ws.shadow:
+            candidates = [entry.path for entry in index]
+        else:
+            base = self.user_index.tree
+            try:
+                current = self.ws.repo[index.write_tree(self.ws.repo)]
+            except pygit2.GitError:
+                return
+            diff = self.ws.repo.diff(base, current) if base is not None else current.diff_to_tree()
+            candidates = [
+                d.new_file.path
+                for d in diff.deltas
+                if d.status in (DeltaStatus.ADDED, DeltaStatus.DELETED)
+                and not self.user_index.tracks(d.new_file.path)
+            ]
+        for path in candidates:
+            if path in seen or path not in index:
+                continue
+            verdict = policy.file_verdict(path)
+            if verdict is not None:
+                index.remove(path)
+                if verdict is not IGNORED:
+                    skipped[verdict.path] = verdict

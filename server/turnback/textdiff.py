@@ -1,0 +1,189 @@
+"""Line diff of one file between two byte contents, shaped like ``git diff``.
+
+Used for the ``snapshot/diff`` result and its code lenses. It is pure Python (stdlib
+``difflib`` only) so it can be tested without a repository and reused for any pair of
+blobs, whatever stored them.
+
+Conventions, chosen to match ``git diff`` so clients can reuse git-aware tooling:
+
+* Lines are split on ``\\n`` only and keep their ends, so ``\\r\\n`` stays part of the line
+  and CRLF files diff line by line like git does.
+* Hunk headers are ``@@ -start,count +start,count @@``; a count of 1 is omitted
+  (``@@ -5 +5 @@``) and a side with 0 lines starts at the line before (``@@ -0,0 +1,3 @@``).
+  ``Hunk`` fields use the same numbers as the header, so ``old_start`` of an insertion is
+  the line it goes after.
+* When there are no hunks (identical content, a pure rename, an empty added file) the
+  ``diff`` text is ``""``, as git prints no ``---``/``+++`` lines then either.
+* Paths are written as given, without git's C-style quoting of unusual characters.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One ``@@`` block; numbers follow git's header convention (see module docstring)."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+
+    def to_json(self) -> dict:
+        """The wire shape clients get in ``snapshot/diff``."""
+        return {
+            "oldStart": self.old_start,
+            "oldLines": self.old_lines,
+            "newStart": self.new_start,
+            "newLines": self.new_lines,
+        }
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """Everything a client needs to show one file's change, including the unified text."""
+
+    path: str
+    old_path: str | None
+    status: str  # "added" | "modified" | "deleted" | "renamed"
+    binary: bool
+    additions: int
+    deletions: int
+    hunks: tuple[Hunk, ...]
+    diff: str  # unified diff text ("" for binary or truncated)
+    truncated: bool = False  # True when the file was too large to diff line by line
+
+    def to_json(self) -> dict:
+        """camelCase wire shape; ``truncated`` appears only when set, to keep results small."""
+        out: dict = {
+            "path": self.path,
+            "oldPath": self.old_path,
+            "status": self.status,
+            "binary": self.binary,
+            "additions": self.additions,
+            "deletions": self.deletions,
+            "hunks": [h.to_json() for h in self.hunks],
+            "diff": self.diff,
+        }
+        if self.truncated:
+            out["truncated"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class DiffLimits:
+    """Size caps above which a side is not line-diffed (``truncated=True`` instead)."""
+
+    # SequenceMatcher is quadratic in the worst case and runs on the server's thread:
+    # a few MB of text already takes seconds, and the editor must never stall on a diff.
+    max_bytes: int = 2 * 1024 * 1024
+    # Line count drives difflib's cost more than bytes do (many short or repeated lines,
+    # e.g. lockfiles or minified data); 50k lines still diffs in well under a second.
+    max_lines: int = 50_000
+
+
+_BINARY_SNIFF = 8000
+_NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def is_binary(data: bytes) -> bool:
+    """Git's heuristic: a NUL byte in the first 8000 bytes means binary."""
+    return b"\0" in data[:_BINARY_SNIFF]
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """Split on ``\\n`` only, keeping ends, so ``\\r`` stays inside the line like in git."""
+    lines = data.split(b"\n")
+    out = [line + b"\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def _too_big(data: bytes, limits: DiffLimits) -> bool:
+    """Cheap size check (C-level count) done before any line splitting or matching."""
+    return len(data) > limits.max_bytes or data.count(b"\n") + 1 > limits.max_lines
+
+
+def _range(start: int, count: int) -> str:
+    """Format one side of a hunk header the way git does (``,1`` omitted)."""
+    return str(start) if count == 1 else f"{start},{count}"
+
+
+def _emit(out: list[str], prefix: str, lines: list[bytes]) -> None:
+    """Append diff lines, decoding leniently and marking a missing final newline."""
+    for line in lines:
+        text = line.decode("utf-8", errors="replace")
+        out.append(prefix + text)
+        if not text.endswith("\n"):
+            out.append("\n" + _NO_NEWLINE)
+
+
+def diff_file(
+    path: str,
+    old: bytes | None,
+    new: bytes | None,
+    *,
+    old_path: str | None = None,
+    context: int = 3,
+    limits: DiffLimits = DiffLimits(),  # noqa: B008 - frozen, so sharing the default is safe
+) -> FileDiff:
+    """Diff ``old`` → ``new`` (``None`` meaning the file is absent on that side).
+
+    ``old_path`` is kept only when it differs from ``path`` (then the status is "renamed"
+    unless the file was added or deleted). Binary or oversized sides skip the line diff.
+    """
+    if old_path == path:
+        old_path = None
+    if old is None:
+        status = "added"
+    elif new is None:
+        status = "deleted"
+    elif old_path is not None:
+        status = "renamed"
+    else:
+        status = "modified"
+    a = old if old is not None else b""
+    b = new if new is not None else b""
+
+    def empty(*, binary: bool = False, truncated: bool = False) -> FileDiff:
+        return FileDiff(path, old_path, status, binary, 0, 0, (), "", truncated)
+
+    if is_binary(a) or is_binary(b):
+        return empty(binary=True)
+    if _too_big(a, limits) or _too_big(b, limits):
+        return empty(truncated=True)
+
+    a_lines, b_lines = _split_lines(a), _split_lines(b)
+    # Compare bytes, not decoded text, so distinct invalid sequences never look equal.
+    matcher = difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False)
+    hunks: list[Hunk] = []
+    body: list[str] = []
+    additions = deletions = 0
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        hunk = Hunk(i1 + (i2 > i1), i2 - i1, j1 + (j2 > j1), j2 - j1)
+        hunks.append(hunk)
+        body.append(
+            f"@@ -{_range(hunk.old_start, hunk.old_lines)}"
+            f" +{_range(hunk.new_start, hunk.new_lines)} @@\n"
+        )
+        for tag, o1, o2, n1, n2 in group:
+            if tag == "equal":
+                _emit(body, " ", a_lines[o1:o2])
+                continue
+            _emit(body, "-", a_lines[o1:o2])
+            _emit(body, "+", b_lines[n1:n2])
+            deletions += o2 - o1
+            additions += n2 - n1
+
+    text = ""
+    if hunks:
+        old_name = "/dev/null" if old is None else f"a/{old_path or path}"
+        new_name = "/dev/null" if new is None else f"b/{path}"
+        text = f"--- {old_name}\n+++ {new_name}\n" + "".join(body)
+    return FileDiff(path, old_path, status, False, additions, deletions, tuple(hunks), text)

@@ -1,0 +1,219 @@
+"""A session's turns, kept in git so they survive restarts and crashes.
+
+Each session is one ref, `refs/turnback/<worktree>/sessions/<session>`,
+pointing at a small commit whose tree holds `timeline.json` and whose parents
+are every snapshot the timeline still uses. One ref update therefore commits a
+whole timeline change atomically, and `git gc` keeps exactly the snapshots a
+timeline can still reach: pruned turns free their objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from .repository import WorkspaceRepo
+
+ACTIVE = "active"
+UNDONE = "undone"
+DEFAULT_SESSION = "default"
+#: Session names become ref components: bounded, and encoded so any string is safe.
+MAX_SESSION_LENGTH = 200
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def now_rfc3339() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def signature() -> pygit2.Signature:
+    """A fixed identity: snapshots must work where no git identity is configured."""
+    return pygit2.Signature("turnback", "turnback@localhost", int(time.time()), 0)
+
+
+def encode_session(session: str) -> str:
+    return "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in session)
+
+
+@dataclass
+class TurnRecord:
+    """One turn as stored. Commit ids are hex strings."""
+
+    turn: int
+    id: str
+    label: str
+    created_at: str
+    before: str
+    state: str = ACTIVE
+    metadata: Any = None
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    after: str | None = None
+    sealed_at: str | None = None
+    head: str | None = None
+    head_ref: str | None = None
+    #: On the newest turn of an undo: the work-tree state that undo replaced (redo's target).
+    replaced: str | None = None
+    #: The turns undone together with this one, as [oldest, newest] turn numbers.
+    batch: list[int] | None = None
+
+    @property
+    def sealed(self) -> bool:
+        return self.after is not None
+
+    def commits(self) -> list[str]:
+        return [c for c in (self.before, self.after, self.replaced) if c]
+
+    def to_json(self, session: str) -> dict[str, Any]:
+        """The protocol's Turn."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "session": session,
+            "turn": self.turn,
+            "label": self.label,
+            "createdAt": self.created_at,
+            "state": self.state,
+            "sealed": self.sealed,
+            "metadata": self.metadata,
+            "skipped": self.skipped,
+        }
+        if self.sealed_at:
+            out["sealedAt"] = self.sealed_at
+        return out
+
+
+@dataclass
+class Timeline:
+    session: str
+    turns: list[TurnRecord] = field(default_factory=list)
+    next_turn: int = 1
+    updated_at: str = ""
+    last_capture_at: str = ""
+    #: States a forced redo overwrote, so that not even a forced redo loses work.
+    rescued: list[str] = field(default_factory=list)
+
+    @property
+    def active(self) -> list[TurnRecord]:
+        return [t for t in self.turns if t.state == ACTIVE]
+
+    @property
+    def undone(self) -> list[TurnRecord]:
+        return [t for t in self.turns if t.state == UNDONE]
+
+    def by_number(self, number: int) -> TurnRecord | None:
+        return next((t for t in self.turns if t.turn == number), None)
+
+    def next_after(self, turn: TurnRecord) -> TurnRecord | None:
+        later = [t for t in self.turns if t.turn > turn.turn]
+        return later[0] if later else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "session": self.session,
+            "nextTurn": self.next_turn,
+            "updatedAt": self.updated_at,
+            "lastCaptureAt": self.last_capture_at,
+            "rescued": self.rescued,
+            "turns": [asdict(t) for t in self.turns],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Timeline:
+        return cls(
+            session=data["session"],
+            turns=[TurnRecord(**t) for t in data.get("turns", [])],
+            next_turn=data.get("nextTurn", 1),
+            updated_at=data.get("updatedAt", ""),
+            last_capture_at=data.get("lastCaptureAt", ""),
+            rescued=data.get("rescued", []),
+        )
+
+
+class TimelineStore:
+    """Reads and writes timelines; callers hold the repository lock for writes."""
+
+    def __init__(self, ws: WorkspaceRepo) -> None:
+        self.ws = ws
+        self.repo = ws.repo
+        self.sessions_prefix = f"{ws.ref_prefix}/sessions/"
+        #: Touched on every change so that other processes notice cheaply.
+        self.generation_path: Path = ws.state_dir / "generation"
+
+    def ref_name(self, session: str) -> str:
+        return self.sessions_prefix + encode_session(session)
+
+    def load(self, session: str) -> Timeline | None:
+        try:
+            ref = self.repo.references.get(self.ref_name(session))
+        except (pygit2.GitError, ValueError):
+            return None
+        if ref is None:
+            return None
+        return self._read(ref.target)
+
+    def _read(self, oid: pygit2.Oid) -> Timeline:
+        commit = self.repo[oid]
+        blob = self.repo[commit.tree["timeline.json"].id]
+        return Timeline.from_json(json.loads(blob.data))
+
+    def all(self) -> list[Timeline]:
+        out = []
+        for name in self.repo.references:
+            if name.startswith(self.sessions_prefix):
+                try:
+                    out.append(self._read(self.repo.references[name].target))
+                except (KeyError, ValueError, pygit2.GitError):
+                    continue
+        return out
+
+    def default_session(self) -> str:
+        """The session most recently captured into in this work tree, by any process."""
+        timelines = [t for t in self.all() if t.last_capture_at]
+        if not timelines:
+            return DEFAULT_SESSION
+        return max(timelines, key=lambda t: t.last_capture_at).session
+
+    def save(self, timeline: Timeline) -> None:
+        timeline.updated_at = now_rfc3339()
+        data = json.dumps(timeline.to_json(), indent=1, ensure_ascii=False).encode()
+        builder = self.repo.TreeBuilder()
+        builder.insert("timeline.json", self.repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
+        parents: list[str] = []
+        for turn in timeline.turns:
+            parents.extend(c for c in turn.commits() if c not in parents)
+        parents.extend(c for c in timeline.rescued if c not in parents)
+        sig = signature()
+        oid = self.repo.create_commit(
+            None,
+            sig,
+            sig,
+            f"turnback timeline: {timeline.session}\n",
+            builder.write(),
+            [pygit2.Oid(hex=p) for p in parents],
+        )
+        self.repo.references.create(self.ref_name(timeline.session), oid, force=True)
+        self.touch()
+
+    def delete(self, session: str) -> None:
+        ref = self.ref_name(session)
+        if ref in self.repo.references:
+            self.repo.references.delete(ref)
+        self.touch()
+
+    def touch(self) -> None:
+        self.generation_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.generation_path, "a"):
+            os.utime(self.generation_path)
+
+    def generation(self) -> int:
+        try:
+            return os.stat(self.generation_path).st_mtime_ns
+        except OSError:
+            return 0

@@ -1,0 +1,56 @@
+"""Small, pure helpers over git trees: entries by path and changed path sets."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pygit2
+from pygit2.enums import FileMode
+
+
+class Entry(NamedTuple):
+    """A file as git stores it: content id and mode (regular, executable or symlink)."""
+
+    oid: str
+    mode: int
+
+
+def entry_at(tree: pygit2.Tree | None, path: str) -> Entry | None:
+    """The file at `path` in `tree`; None when absent or a directory (or a submodule)."""
+    if tree is None:
+        return None
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    if obj.filemode in (FileMode.TREE, FileMode.COMMIT):
+        return None
+    return Entry(str(obj.id), int(obj.filemode))
+
+
+def changed_paths(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None
+) -> set[str]:
+    """Every file path whose content or mode differs between two trees."""
+    if old is None and new is None:
+        return set()
+    if old is None:
+        diff = new.diff_to_tree(swap=True)  # type: ignore[union-attr]
+    elif new is None:
+        diff = old.diff_to_tree()
+    else:
+        diff = repo.diff(old, new)
+    paths: set[str] = set()
+    for delta in diff.deltas:
+        paths.add(delta.old_file.path)
+        paths.add(delta.new_file.path)
+    return paths
+
+
+def is_dir_in(tree: pygit2.Tree | None, path: str) -> bool:
+    if tree is None or not path:
+        return tree is not None
+    try:
+        return tree[path].filemode == FileMode.TREE
+    except KeyError:
+        return False

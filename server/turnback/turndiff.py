@@ -1,0 +1,86 @@
+"""What a turn changed, file by file, as the protocol's diff result.
+
+Tree-to-tree diffs come from libgit2 (with rename detection); the line diffs
+are computed in memory with difflib, bounded so a huge file cannot stall the
+server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from pygit2.enums import DeltaStatus, FileMode
+
+from .errors import InvalidParams
+from .textdiff import DiffLimits, diff_file
+
+LIMITS = DiffLimits()
+
+
+def relative_path(root: Path, path: Any) -> str:
+    """A work-tree-relative path from a relative path, an absolute path or a file URI."""
+    if not isinstance(path, str) or not path or "\0" in path:
+        raise InvalidParams("path", "must be a non-empty path or file URI")
+    if path.startswith("file://"):
+        from pygls.uris import to_fs_path
+
+        path = to_fs_path(path) or ""
+    candidate = Path(path)
+    full = candidate if candidate.is_absolute() else root / candidate
+    parts: list[str] = []
+    for part in full.parts[len(root.parts) :] if _inside(full, root) else [None]:  # type: ignore[list-item]
+        if part is None or part == "..":
+            raise InvalidParams("path", f"is outside the workspace: {path}")
+        if part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _inside(full: Path, root: Path) -> bool:
+    return full.parts[: len(root.parts)] == root.parts
+
+
+def _blob(repo: pygit2.Repository, oid: pygit2.Oid, mode: int) -> bytes | None:
+    if mode == FileMode.COMMIT:
+        return b"Subproject commit " + str(oid).encode() + b"\n"
+    blob = repo[oid]
+    if blob.size > LIMITS.max_bytes:
+        # Enough for diff_file to see it is over the limit, without copying a huge blob.
+        return b"\n" * (LIMITS.max_bytes + 1)
+    return blob.data
+
+
+def diff_trees(
+    repo: pygit2.Repository,
+    old: pygit2.Tree | None,
+    new: pygit2.Tree,
+    path: str | None,
+    context: int,
+) -> list[dict[str, Any]]:
+    if old is None:
+        diff = new.diff_to_tree(swap=True)
+    else:
+        diff = repo.diff(old, new)
+    diff.find_similar()
+    files = []
+    for delta in diff.deltas:
+        old_path, new_path = delta.old_file.path, delta.new_file.path
+        if path and not any(p == path or p.startswith(path + "/") for p in (old_path, new_path)):
+            continue
+        added = delta.status == DeltaStatus.ADDED
+        deleted = delta.status == DeltaStatus.DELETED
+        before = None if added else _blob(repo, delta.old_file.id, delta.old_file.mode)
+        after = None if deleted else _blob(repo, delta.new_file.id, delta.new_file.mode)
+        renamed = delta.status == DeltaStatus.RENAMED
+        result = diff_file(
+            new_path if not deleted else old_path,
+            before,
+            after,
+            old_path=old_path if renamed else None,
+            context=context,
+            limits=LIMITS,
+        )
+        files.append(result.to_json())
+    return files

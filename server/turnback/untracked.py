@@ -1,0 +1,172 @@
+"""Decides which untracked paths a snapshot leaves out, and why.
+
+Tracked files are always captured. Untracked ones are captured unless ignored,
+too large, inside an untracked directory with an excluded name or too many
+files, or inside a nested repository; every such decision is made once per
+capture and cached, because one directory decides for all its files.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from .config import Settings
+
+TOO_LARGE = "tooLarge"
+TOO_MANY_FILES = "tooManyFiles"
+EXCLUDED_DIRECTORY = "excludedDirectory"
+NESTED_REPOSITORY = "nestedRepository"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+#: A verdict: None (capture it), IGNORED (leave it out silently) or a Skipped to report.
+IGNORED = Skipped("", "ignored")
+
+
+class UntrackedPolicy:
+    """Verdicts for untracked paths during one capture.
+
+    `tracked_dir(d)` says whether the user's index tracks anything under `d`;
+    in a plain folder nothing is tracked, so the directory file-count limit
+    would apply to the whole tree: there only names and sizes are checked.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        repo: pygit2.Repository,
+        settings: Settings,
+        tracked_dir: Callable[[str], bool],
+        plain_folder: bool,
+    ) -> None:
+        self.root = root
+        self.repo = repo
+        self.settings = settings
+        self.tracked_dir = tracked_dir
+        self.plain_folder = plain_folder
+        self._excluded = set(settings.excluded_directories)
+        self._dir_verdicts: dict[str, Skipped | None] = {}
+
+    def ignored(self, path: str) -> bool:
+        try:
+            return self.repo.path_is_ignored(path)
+        except pygit2.GitError:
+            return False
+
+    def _top_untracked_dir(self, parts: list[str]) -> int | None:
+        """Index in `parts` of the shallowest untracked ancestor directory, if any."""
+        for depth in range(1, len(parts)):
+            if not self.tracked_dir("/".join(parts[:depth])):
+                return depth
+        return None
+
+    def _is_repository(self, rel_dir: str) -> bool:
+        return os.path.lexists(self.root / rel_dir / ".git")
+
+    def dir_verdict(self, rel_dir: str) -> Skipped | None:
+        """Verdict for an untracked directory, from its own name and its ancestors'."""
+        if rel_dir in self._dir_verdicts:
+            return self._dir_verdicts[rel_dir]
+        parts = rel_dir.split("/")
+        verdict: Skipped | None = None
+        if len(parts) > 1:
+            verdict = self.dir_verdict("/".join(parts[:-1]))
+        if verdict is None and (self.plain_folder or not self.tracked_dir(rel_dir)):
+            if parts[-1] in self._excluded:
+                verdict = Skipped(rel_dir, EXCLUDED_DIRECTORY)
+            elif self._is_repository(rel_dir):
+                verdict = Skipped(rel_dir, NESTED_REPOSITORY)
+            elif not self.plain_folder:
+                top = self._top_untracked_dir(parts + ["x"])
+                if top is not None and "/".join(parts[:top]) == rel_dir:
+                    limit = self.settings.untracked_dir_file_limit
+                    if self.count_files(rel_dir, limit + 1) > limit:
+                        verdict = Skipped(rel_dir, TOO_MANY_FILES)
+        self._dir_verdicts[rel_dir] = verdict
+        return verdict
+
+    def file_verdict(self, path: str, st: os.stat_result | None = None) -> Skipped | None:
+        """Verdict for one untracked file (regular file or symlink)."""
+        if self.ignored(path):
+            return IGNORED
+        parent = path.rpartition("/")[0]
+        if parent and (verdict := self.dir_verdict(parent)) is not None:
+            return verdict
+        if st is None:
+            try:
+                st = os.lstat(self.root / path)
+            except OSError:
+                return IGNORED
+        if stat.S_ISREG(st.st_mode) and st.st_size > self.settings.untracked_file_size_limit:
+            return Skipped(path, TOO_LARGE)
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            return IGNORED
+        return None
+
+    def walk(self, rel_dir: str) -> tuple[list[str], list[Skipped]]:
+        """Files to capture under an untracked directory, and what was left out of it."""
+        captured: list[str] = []
+        skipped: list[Skipped] = []
+        if (verdict := self.dir_verdict(rel_dir)) is not None:
+            return captured, [verdict]
+        stack = [rel_dir]
+        while stack:
+            current = stack.pop()
+            try:
+                entries = list(os.scandir(self.root / current))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = f"{current}/{entry.name}"
+                if entry.name == ".git":
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if self.ignored(rel + "/"):
+                        continue
+                    if (verdict := self.dir_verdict(rel)) is not None:
+                        skipped.append(verdict)
+                    else:
+                        stack.append(rel)
+                    continue
+                verdict = self.file_verdict(rel, entry.stat(follow_symlinks=False))
+                if verdict is None:
+                    captured.append(rel)
+                elif verdict is not IGNORED:
+                    skipped.append(verdict)
+        return captured, skipped
+
+    def count_files(self, rel_dir: str, stop_at: int) -> int:
+        """Files that would be captured under `rel_dir`, counting no further than `stop_at`."""
+        count = 0
+        stack = [rel_dir]
+        while stack and count < stop_at:
+            current = stack.pop()
+            try:
+                entries = list(os.scandir(self.root / current))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = f"{current}/{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in self._excluded and not self.ignored(rel + "/"):
+                        if not os.path.lexists(self.root / rel / ".git"):
+                            stack.append(rel)
+                elif not self.ignored(rel):
+                    count += 1
+                    if count >= stop_at:
+                        break
+        return count

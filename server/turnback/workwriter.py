@@ -1,0 +1,123 @@
+"""Writes files into the work tree safely, and undoes its own writes on failure.
+
+Every write goes to a temporary file in the target's directory and is renamed
+over the target, so a reader sees the old or the new content, never half.
+No write follows a symlink: a symlinked directory on the way is replaced by a
+real directory (the caller has saved the symlink first), and nothing is ever
+written outside the root or into `.git`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode
+
+from .treeops import Entry
+
+
+class UnsafePath(ValueError):
+    """A path that must never be written: absolute, with `..`, into `.git`, or with NUL."""
+
+
+def check_path(path: str) -> list[str]:
+    if not path or "\0" in path or path.startswith("/") or "\\" in path:
+        raise UnsafePath(path)
+    parts = path.split("/")
+    for part in parts:
+        if part in ("", ".", "..") or part.lower() == ".git":
+            raise UnsafePath(path)
+    return parts
+
+
+class WorkWriter:
+    """Applies (path → entry or None) changes and remembers how to roll them back."""
+
+    def __init__(self, root: Path, repo: pygit2.Repository) -> None:
+        self.root = root
+        self.repo = repo
+
+    def _prepare_parents(self, parts: list[str]) -> Path:
+        """Real directories down to the file's parent, replacing symlinks and creating gaps."""
+        current = self.root
+        for part in parts[:-1]:
+            current = current / part
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                os.mkdir(current)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            # A symlink or a file where the snapshot has a directory: the caller planned
+            # (and saved) its removal; never write through it.
+            os.unlink(current)
+            os.mkdir(current)
+        return current
+
+    def write(self, path: str, entry: Entry) -> None:
+        parts = check_path(path)
+        parent = self._prepare_parents(parts)
+        target = parent / parts[-1]
+        data = self.repo[pygit2.Oid(hex=entry.oid)].data
+        temp = parent / f".turnback-{uuid.uuid4().hex[:12]}.tmp"
+        try:
+            if entry.mode == FileMode.LINK:
+                os.symlink(os.fsdecode(data), temp)
+            else:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                mode = 0o755 if entry.mode == FileMode.BLOB_EXECUTABLE else 0o644
+                os.chmod(temp, mode & ~_umask())
+            if os.path.isdir(target) and not os.path.islink(target):
+                os.rmdir(target)  # only an empty directory; a full one raises and rolls back
+            os.replace(temp, target)
+        except BaseException:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+            raise
+
+    def delete(self, path: str, keep_dir: Callable[[str], bool]) -> None:
+        parts = check_path(path)
+        target = self.root.joinpath(*parts)
+        for depth in range(1, len(parts)):
+            if os.path.islink(self.root.joinpath(*parts[:depth])):
+                return  # the file is not really at this path: nothing of ours to delete
+        try:
+            st = os.lstat(target)
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            return
+        os.unlink(target)
+        self._prune_empty_dirs(parts[:-1], keep_dir)
+
+    def _prune_empty_dirs(self, parts: list[str], keep_dir: Callable[[str], bool]) -> None:
+        """Removes directories left empty, unless the target state has them."""
+        while parts:
+            rel = "/".join(parts)
+            if keep_dir(rel):
+                return
+            try:
+                os.rmdir(self.root.joinpath(*parts))
+            except OSError:
+                return
+            parts = parts[:-1]
+
+
+_UMASK: int | None = None
+
+
+def _umask() -> int:
+    global _UMASK
+    if _UMASK is None:
+        current = os.umask(0)
+        os.umask(current)
+        _UMASK = current
+    return _UMASK

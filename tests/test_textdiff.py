@@ -1,0 +1,179 @@
+"""Tests for turnback.textdiff, cross-checked against the real ``git diff`` where possible."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from turnback.textdiff import DiffLimits, FileDiff, Hunk, diff_file, is_binary
+
+
+def lines(*items: str) -> bytes:
+    return "".join(f"{s}\n" for s in items).encode()
+
+
+TEN = lines(*(f"  line {i}" for i in range(1, 11)))
+TWENTY = lines(*(f"  line {i}" for i in range(1, 21)))
+
+
+def git_diff(tmp_path: Path, old: bytes | None, new: bytes | None, context: int) -> str:
+    """Run ``git diff --no-index`` and keep only ---/+++-less hunk text, funcname stripped."""
+    paths = []
+    for name, data in (("old", old), ("new", new)):
+        if data is None:
+            paths.append("/dev/null")
+        else:
+            p = tmp_path / name
+            p.write_bytes(data)
+            paths.append(str(p))
+    cmd = ["git", "-c", "core.autocrlf=false", "-c", "diff.indentHeuristic=false"]
+    cmd += ["diff", "--no-index", "--no-color", "--no-ext-diff", f"-U{context}", *paths]
+    proc = subprocess.run(cmd, capture_output=True, cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    out = proc.stdout.decode("utf-8", errors="replace")
+    body = out[out.index("\n@@") + 1 :] if "\n@@" in out else ""
+    return re.sub(r"^(@@ [^@]* @@).*$", r"\1", body, flags=re.M)
+
+
+def ours_body(d: FileDiff) -> str:
+    """Our diff text without the ---/+++ lines, to compare with git's hunks."""
+    return "".join(d.diff.splitlines(keepends=True)[2:])
+
+
+GIT_CASES = {
+    "change-middle": (TEN, TEN.replace(b"line 5\n", b"line five\n")),
+    "insert-start": (TEN, b"  new\n" + TEN),
+    "append-end": (TEN, TEN + b"  eleven\n"),
+    "delete-block": (TWENTY, TWENTY.replace(lines("  line 8", "  line 9", "  line 10"), b"")),
+    "two-hunks": (TWENTY, TWENTY.replace(b"line 2\n", b"x\n").replace(b"line 18\n", b"y\n")),
+    "gap-6-merged": (TWENTY, TWENTY.replace(b"line 5\n", b"x\n").replace(b"line 12\n", b"y\n")),
+    "gap-7-split": (TWENTY, TWENTY.replace(b"line 5\n", b"x\n").replace(b"line 13\n", b"y\n")),
+    "old-no-eol": (TEN.rstrip(b"\n"), TEN + b"  eleven\n"),
+    "new-no-eol": (TEN, TEN.replace(b"line 10\n", b"line ten")),
+    "both-no-eol": (TEN.rstrip(b"\n"), TEN.replace(b"line 10\n", b"line ten")),
+    "crlf": (TEN.replace(b"\n", b"\r\n"), TEN.replace(b"\n", b"\r\n").replace(b"5", b"V")),
+    "one-line": (b"  a\n", b"  b\n"),
+    "empty-to-content": (b"", lines("  a", "  b")),
+    "added": (None, lines("  a", "  b", "  c")),
+    "deleted": (lines("  a", "  b"), None),
+    "utf8": ("  é\n  ü\n".encode(), "  é\n  ß\n".encode()),
+}
+
+
+# Ensures our unified text (headers, no-EOL markers, CRLF) is byte-for-byte what git prints.
+@pytest.mark.skipif(shutil.which("git") is None, reason="git CLI not available")
+@pytest.mark.parametrize("context", [0, 3, 10])
+@pytest.mark.parametrize("case", sorted(GIT_CASES))
+def test_matches_git(tmp_path: Path, case: str, context: int) -> None:
+    old, new = GIT_CASES[case]
+    d = diff_file("f.txt", old, new, context=context)
+    assert ours_body(d) == git_diff(tmp_path, old, new, context)
+    # Hunk fields agree with the headers we print.
+    headers = re.findall(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$", d.diff, flags=re.M)
+    parsed = [Hunk(int(a), int(b or 1), int(c), int(e or 1)) for a, b, c, e in headers]
+    assert parsed == list(d.hunks)
+
+
+# Ensures statuses, ---/+++ paths and counts for the four kinds of change.
+def test_statuses_and_headers() -> None:
+    added = diff_file("n.txt", None, lines("a", "b", "c"))
+    assert (added.status, added.old_path, added.additions, added.deletions) == ("added", None, 3, 0)
+    assert added.hunks == (Hunk(0, 0, 1, 3),)
+    assert added.diff.startswith("--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,3 @@\n+a\n")
+
+    deleted = diff_file("d.txt", lines("a", "b"), None)
+    assert (deleted.status, deleted.additions, deleted.deletions) == ("deleted", 0, 2)
+    assert deleted.hunks == (Hunk(1, 2, 0, 0),)
+    assert deleted.diff.startswith("--- a/d.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n")
+
+    modified = diff_file("m.txt", TEN, TEN.replace(b"line 5\n", b"five\n"))
+    assert (modified.status, modified.additions, modified.deletions) == ("modified", 1, 1)
+    assert modified.hunks == (Hunk(2, 7, 2, 7),)
+
+    renamed = diff_file("new.txt", b"a\n", b"b\n", old_path="old.txt")
+    assert (renamed.status, renamed.old_path) == ("renamed", "old.txt")
+    assert renamed.diff.startswith("--- a/old.txt\n+++ b/new.txt\n@@ -1 +1 @@\n-a\n+b\n")
+
+
+# Ensures a pure rename / unchanged file has no hunks and an empty diff text (like git).
+def test_identical_content() -> None:
+    pure = diff_file("new.txt", TEN, TEN, old_path="old.txt")
+    assert (pure.status, pure.hunks, pure.diff, pure.additions) == ("renamed", (), "", 0)
+    same = diff_file("x.txt", TEN, TEN, old_path="x.txt")
+    assert (same.status, same.old_path, same.diff) == ("modified", None, "")
+    assert diff_file("e.txt", None, b"").diff == ""
+
+
+# Ensures exact hunk numbers for several edits, including insert-only / delete-only hunks.
+def test_exact_hunks() -> None:
+    ins = diff_file("f", TWENTY, TWENTY.replace(b"  line 10\n", b"  line 10\n  new\n"), context=0)
+    assert ins.hunks == (Hunk(10, 0, 11, 1),)
+    rm = diff_file("f", TWENTY, TWENTY.replace(b"  line 10\n", b""), context=0)
+    assert rm.hunks == (Hunk(10, 1, 9, 0),)
+    two = diff_file("f", TWENTY, TWENTY.replace(b"line 2\n", b"x\n").replace(b"line 18\n", b"y\n"))
+    assert two.hunks == (Hunk(1, 5, 1, 5), Hunk(15, 6, 15, 6))
+    assert (two.additions, two.deletions) == (2, 2)
+
+
+# Ensures context=0 and context=10 change the hunk extent and grouping as expected.
+def test_context_sizes() -> None:
+    new = TWENTY.replace(b"line 5\n", b"x\n").replace(b"line 13\n", b"y\n")
+    assert diff_file("f", TWENTY, new, context=0).hunks == (Hunk(5, 1, 5, 1), Hunk(13, 1, 13, 1))
+    assert diff_file("f", TWENTY, new, context=10).hunks == (Hunk(1, 20, 1, 20),)
+    assert diff_file("f", TWENTY, new, context=10).diff.count("\n ") == 18
+
+
+# Ensures a missing final newline is marked and counted as a changed line.
+def test_no_trailing_newline() -> None:
+    d = diff_file("f", b"a\nb", b"a\nb\n")
+    assert (d.additions, d.deletions) == (1, 1)
+    assert d.diff.endswith("-b\n\\ No newline at end of file\n+b\n")
+
+
+# Ensures CRLF endings stay in the line, so only the edited line differs.
+def test_crlf() -> None:
+    d = diff_file("f", b"a\r\nb\r\nc\r\n", b"a\r\nB\r\nc\r\n")
+    assert (d.additions, d.deletions, d.hunks) == (1, 1, (Hunk(1, 3, 1, 3),))
+    assert "-b\r\n+B\r\n" in d.diff
+
+
+# Ensures binary content on either side skips the line diff but keeps the status.
+def test_binary() -> None:
+    assert is_binary(b"abc\0def") and not is_binary(b"abc") and not is_binary(b"x" * 8000 + b"\0")
+    d = diff_file("img.png", b"text\n", b"\x89PNG\0\0")
+    assert (d.binary, d.hunks, d.diff, d.additions, d.deletions) == (True, (), "", 0, 0)
+    assert d.status == "modified"
+    assert diff_file("img.png", None, b"\0").to_json()["binary"] is True
+
+
+# Ensures oversized input returns truncated fast (no SequenceMatcher) with the right status.
+def test_oversized_is_truncated_quickly() -> None:
+    big = b"".join(b"%d\n" % (i * 7919 % 100_003) for i in range(400_000))  # ~2.5 MB
+    start = time.perf_counter()
+    d = diff_file("big.txt", big, big[::-1], old_path="old.txt")
+    assert time.perf_counter() - start < 0.5
+    assert (d.truncated, d.status, d.hunks, d.diff, d.additions) == (True, "renamed", (), "", 0)
+    assert d.to_json()["truncated"] is True
+    many = b"x\n" * 60_000  # small in bytes, over the line limit
+    assert diff_file("f", None, many).truncated
+    assert diff_file("f", b"a\n", b"b\n", limits=DiffLimits(max_bytes=1)).status == "modified"
+
+
+# Ensures the JSON shape: camelCase keys, null oldPath, "truncated" omitted when false.
+def test_to_json() -> None:
+    j = diff_file("f.txt", b"a\n", b"b\n").to_json()
+    assert j == {
+        "path": "f.txt",
+        "oldPath": None,
+        "status": "modified",
+        "binary": False,
+        "additions": 1,
+        "deletions": 1,
+        "hunks": [{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1}],
+        "diff": "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-a\n+b\n",
+    }
