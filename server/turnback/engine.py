@@ -34,7 +34,7 @@ from .timeline import (
     now_rfc3339,
     signature,
 )
-from .treeops import changed_paths, is_dir_in
+from .treeops import changed_paths, entry_at, is_dir_in
 from .untracked import NESTED_REPOSITORY
 from .workwriter import WorkWriter
 
@@ -371,6 +371,25 @@ class Engine:
             }
             return result
 
+    def file_baseline(self, session: str | None, path: str) -> tuple[dict[str, Any], bytes | None] | None:
+        """The newest active turn and its snapshot of `path`, if that turn changed the file."""
+        with self._locked():
+            timeline = self.store.load(self.resolve_session(session))
+            if timeline is None or not timeline.active:
+                return None
+            turn = timeline.active[-1]
+            start = entry_at(self._tree(turn.before), path)
+            end = self.end_tree(timeline, turn)
+            if end is not None and entry_at(end, path) == start:
+                return None
+            data = self.repo[pygit2.Oid(hex=start.oid)].data if start else None
+            return self._turn_json(timeline, turn), data
+
+    def sessions_state(self) -> dict[str, str]:
+        """Session → last update time, to notice changes made by any process."""
+        with self._locked():
+            return {t.session: t.updated_at for t in self.store.all()}
+
     # ---- list / diff / prune -------------------------------------------------------------
 
     def list(self, session: str | None = None, limit: int | None = None) -> dict[str, Any]:
@@ -378,6 +397,10 @@ class Engine:
             not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
         ):
             raise InvalidParams("limit", "must be an integer >= 1")
+        with self._locked():
+            return self._list(session, limit)
+
+    def _list(self, session: str | None, limit: int | None) -> dict[str, Any]:
         name = self.resolve_session(session)
         timelines = self.store.all()
         timeline = next((t for t in timelines if t.session == name), None)
@@ -419,6 +442,10 @@ class Engine:
         if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 1000:
             raise InvalidParams("context", "must be an integer from 0 to 1000")
         rel = turndiff.relative_path(self.ws.root, path) if path is not None else None
+        with self._locked():
+            return self._diff(session, turn, rel, context)
+
+    def _diff(self, session: str | None, turn: Any, rel: str | None, context: int) -> dict[str, Any]:
         name = self.resolve_session(session)
         timeline = self.store.load(name)
         record = self.find_turn(timeline, turn)

@@ -1,0 +1,69 @@
+"""Reads raw JSON params field by field; every problem names its field.
+
+Handlers never structure params into typed classes, so a malformed request
+always gets InvalidParams (-32602) with a message instead of a hang.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InvalidParams
+
+
+class Params:
+    def __init__(self, raw: Any) -> None:
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise InvalidParams("params", "must be an object")
+        self.raw = raw
+
+    def _get(self, name: str) -> Any:
+        return self.raw.get(name)
+
+    def string(self, name: str) -> str | None:
+        value = self._get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidParams(name, "must be a string")
+        return value
+
+    def integer(self, name: str, minimum: int | None = None) -> int | None:
+        value = self._get(name)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidParams(name, "must be an integer")
+        if minimum is not None and value < minimum:
+            raise InvalidParams(name, f"must be >= {minimum}")
+        return value
+
+    def boolean(self, name: str) -> bool:
+        value = self._get(name)
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise InvalidParams(name, "must be true or false")
+        return value
+
+    def choice(self, name: str, options: tuple[str, ...], default: str) -> str:
+        value = self._get(name)
+        if value is None:
+            return default
+        if value not in options:
+            raise InvalidParams(name, "must be one of " + ", ".join(f'"{o}"' for o in options))
+        return value
+
+    def metadata(self) -> Any:
+        value = self._get("metadata")
+        if value is not None and not isinstance(value, dict):
+            raise InvalidParams("metadata", "must be an object")
+        return value
+
+    def turn(self) -> int | str | None:
+        value = self._get("turn")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise InvalidParams("turn", "must be a turn number or a turn id")
+        return value

@@ -1,0 +1,365 @@
+"""The LSP front: thin handlers that read params, call the engine, map errors.
+
+Every custom method takes raw JSON params (see protocol.py), runs the engine
+in a worker thread so the event loop keeps answering, and turns engine errors
+into JSON-RPC errors with the codes protocol.md documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..config import Settings, settings_from_json
+from ..engine import Engine, RestoreOptions
+from ..errors import INTERNAL_ERROR, InvalidParams, NoWorkspace, TurnbackError
+from ..turndiff import relative_path
+from . import codelens
+from .params import Params
+from .progress import Progress
+from .protocol import TurnbackProtocol
+from .watcher import TimelineWatcher
+
+logger = logging.getLogger(__name__)
+
+_ERROR_CLASSES: dict[int, type[JsonRpcException]] = {}
+
+
+def to_rpc_error(error: TurnbackError) -> JsonRpcException:
+    """A pygls exception carrying the engine error's code, message and data."""
+    cls = _ERROR_CLASSES.setdefault(
+        error.code, type(f"TurnbackRpcError{abs(error.code)}", (JsonRpcException,), {"CODE": error.code})
+    )
+    return cls(message=error.message, data=error.data)
+
+
+class TurnbackServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("turnback", __version__, protocol_cls=TurnbackProtocol, max_workers=4)
+        self.settings = Settings()
+        self.engines: dict[str, Engine] = {}
+        self.watcher = TimelineWatcher(self)
+
+    # ---- workspace and settings ----------------------------------------------------------
+
+    def folder_for(self, workspace: str | None) -> str:
+        if workspace is not None:
+            path = to_fs_path(workspace) if "://" in workspace else None
+            if not path or not Path(path).is_dir():
+                raise InvalidParams("workspace", f"must be the file URI of a folder: {workspace}")
+            return path
+        folders = list(self.workspace.folders.values())
+        if folders:
+            path = to_fs_path(folders[0].uri)
+            if path:
+                return path
+        if self.workspace.root_path:
+            return self.workspace.root_path
+        raise NoWorkspace("No workspace folder is open; pass 'workspace' (a folder URI)")
+
+    def engine_for(self, workspace: str | None) -> Engine:
+        folder = str(Path(self.folder_for(workspace)).resolve())
+        engine = self.engines.get(folder)
+        if engine is None:
+            engine = Engine(folder, self.settings)
+            self.engines[folder] = engine
+            self.watcher.watch(engine)
+        return engine
+
+    def workspace_uri(self, engine: Engine) -> str:
+        return from_fs_path(str(engine.ws.root)) or str(engine.ws.root)
+
+    def apply_settings(self, data: Any) -> None:
+        if isinstance(data, dict) and isinstance(data.get("turnback"), dict):
+            data = data["turnback"]
+        self.settings, warnings = settings_from_json(data, self.settings)
+        for engine in self.engines.values():
+            engine.settings = self.settings
+        for warning in warnings:
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
+            )
+
+    async def fetch_configuration(self) -> None:
+        caps = self.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return
+        try:
+            result = await self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="turnback")])
+            )
+        except Exception as error:  # a client that cannot answer keeps the current settings
+            logger.warning("workspace/configuration failed: %s", error)
+            return
+        if result:
+            self.apply_settings(result[0])
+
+    def dirty_paths(self, engine: Engine) -> frozenset[str]:
+        """Open documents whose text differs from the file on disk (unsaved edits)."""
+        dirty = set()
+        root = engine.ws.root
+        for uri, document in list(self.workspace.text_documents.items()):
+            path = to_fs_path(uri)
+            if not path or not Path(path).is_relative_to(root):
+                continue
+            try:
+                on_disk = Path(path).read_bytes()
+            except OSError:
+                on_disk = None
+            if on_disk != document.source.encode():
+                dirty.add(Path(path).relative_to(root).as_posix())
+        return frozenset(dirty)
+
+    # ---- running requests ----------------------------------------------------------------
+
+    async def run(
+        self,
+        raw: Any,
+        work: Callable[[Engine, Params, Callable[[], bool], Progress | None], Any],
+        progress_title: str | None = None,
+        changes_timeline: bool = False,
+    ) -> Any:
+        """Reads params, runs `work` in a thread, maps errors; the server stays up."""
+        msg_id = self.protocol.msg_id
+        progress: Progress | None = None
+        try:
+            params = Params(raw)
+            engine = await asyncio.to_thread(self.engine_for, params.string("workspace"))
+            if progress_title:
+                progress = Progress(self, progress_title, params.raw.get("workDoneToken"))
+                progress.start()
+
+            def cancelled() -> bool:
+                return msg_id is not None and self.protocol.is_cancelled(msg_id)
+
+            return await asyncio.to_thread(work, engine, params, cancelled, progress)
+        except TurnbackError as error:
+            raise to_rpc_error(error) from None
+        except JsonRpcException:
+            raise
+        except Exception as error:
+            logger.error("Internal error\n%s", traceback.format_exc())
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"turnback internal error: {traceback.format_exc()}",
+                )
+            )
+            rpc = _ERROR_CLASSES.setdefault(
+                INTERNAL_ERROR,
+                type("TurnbackInternalError", (JsonRpcException,), {"CODE": INTERNAL_ERROR}),
+            )
+            raise rpc(
+                message=f"Internal error: {type(error).__name__}: {error} (details in the log)"
+            ) from None
+        finally:
+            if progress is not None:
+                progress.finish()
+            if msg_id is not None:
+                self.protocol.forget(msg_id)
+            if changes_timeline:
+                self.watcher.check_soon()
+
+
+server = TurnbackServer()
+
+
+def _restore_options(params: Params, dirty: frozenset[str]) -> RestoreOptions:
+    return RestoreOptions(
+        count=params.integer("count", minimum=1) or 1,
+        force=params.boolean("force"),
+        dry_run=params.boolean("dryRun"),
+        dirty=dirty,
+    )
+
+
+# ---- custom requests ---------------------------------------------------------------------
+
+
+@server.feature("snapshot/capture")
+async def capture(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, cancelled: Callable[[], bool], progress: Progress | None):
+        return engine.capture(
+            session=p.string("session"),
+            label=p.string("label"),
+            phase=p.choice("phase", ("before", "after"), "before"),
+            metadata=p.metadata(),
+            progress=progress.report if progress else None,
+            cancelled=cancelled,
+        )
+
+    return await ls.run(raw, work, progress_title="turnback: capturing", changes_timeline=True)
+
+
+@server.feature("snapshot/undo")
+async def undo(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, _cancelled: Any, progress: Progress | None):
+        options = _restore_options(p, ls.dirty_paths(engine))
+        return engine.undo(p.string("session"), options)
+
+    return await ls.run(raw, work, changes_timeline=True)
+
+
+@server.feature("snapshot/redo")
+async def redo(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, _cancelled: Any, progress: Progress | None):
+        options = _restore_options(p, ls.dirty_paths(engine))
+        return engine.redo(p.string("session"), options)
+
+    return await ls.run(raw, work, changes_timeline=True)
+
+
+@server.feature("snapshot/list")
+async def list_turns(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, *_: Any):
+        return engine.list(p.string("session"), p.integer("limit", minimum=1))
+
+    return await ls.run(raw, work)
+
+
+@server.feature("snapshot/diff")
+async def diff(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, *_: Any):
+        context = p.integer("context", minimum=0)
+        return engine.diff(
+            p.string("session"), p.turn(), p.string("path"), 3 if context is None else context
+        )
+
+    return await ls.run(raw, work)
+
+
+@server.feature("snapshot/prune")
+async def prune(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, *_: Any):
+        return engine.prune(p.string("session"), p.integer("keep", minimum=0), p.string("olderThan"))
+
+    return await ls.run(raw, work, changes_timeline=True)
+
+
+# ---- lifecycle, settings, code lenses, commands ------------------------------------------
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: TurnbackServer, params: types.InitializeParams) -> None:
+    ls.apply_settings(params.initialization_options)
+
+
+@server.feature(types.INITIALIZED)
+async def on_initialized(ls: TurnbackServer, _params: types.InitializedParams) -> None:
+    await ls.fetch_configuration()
+    ls.watcher.start()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def on_configuration(ls: TurnbackServer, params: types.DidChangeConfigurationParams) -> None:
+    if params.settings:
+        ls.apply_settings(params.settings)
+    await ls.fetch_configuration()
+    ls.watcher.refresh_lenses()
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+async def code_lens(ls: TurnbackServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    if not ls.settings.code_lens:
+        return []
+    uri = params.text_document.uri
+    path = to_fs_path(uri)
+    if not path:
+        return []
+
+    def work() -> list[types.CodeLens]:
+        try:
+            engine = ls.engine_for(None)
+            rel = relative_path(engine.ws.root, path)
+            found = engine.file_baseline(None, rel)
+        except TurnbackError:
+            return []
+        if found is None:
+            return []
+        turn, before = found
+        text = ls.workspace.get_text_document(uri).source
+        return codelens.lenses(uri, rel, before, text, turn, ls.workspace_uri(engine))
+
+    return await asyncio.to_thread(work)
+
+
+def _command_params(args: Any) -> Any:
+    if isinstance(args, list) and args:
+        return args[0]
+    return None
+
+
+@server.command(codelens.UNDO)
+async def undo_command(ls: TurnbackServer, *args: Any) -> Any:
+    return await undo(ls, _command_params(list(args)))
+
+
+@server.command(codelens.REDO)
+async def redo_command(ls: TurnbackServer, *args: Any) -> Any:
+    return await redo(ls, _command_params(list(args)))
+
+
+@server.command(codelens.CAPTURE)
+async def capture_command(ls: TurnbackServer, *args: Any) -> Any:
+    return await capture(ls, _command_params(list(args)))
+
+
+@server.command(codelens.SHOW_DIFF)
+async def show_diff_command(ls: TurnbackServer, *args: Any) -> Any:
+    return await diff(ls, _command_params(list(args)))
+
+
+@server.command(codelens.REVERT_HUNK)
+async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
+    raw = _command_params(list(args))
+
+    def work(engine: Engine, p: Params, *_: Any) -> Any:
+        uri = p.string("uri")
+        if not uri or not to_fs_path(uri):
+            raise InvalidParams("uri", "must be the file URI of an open document")
+        old_start = p.integer("oldStart", minimum=0)
+        old_lines = p.integer("oldLines", minimum=0)
+        if old_start is None or old_lines is None:
+            raise InvalidParams("oldStart", "oldStart and oldLines are required")
+        rel = relative_path(engine.ws.root, to_fs_path(uri))
+        found = engine.file_baseline(p.string("session"), rel)
+        document = ls.workspace.text_documents.get(uri)
+        if document is None:
+            raise InvalidParams("uri", "the document is not open")
+        if found is None:
+            return {"applied": False, "message": "The newest turn did not change this file"}
+        edit = codelens.revert_edit(rel, found[1], document.source, old_start, old_lines)
+        if edit is None:
+            return {"applied": False, "message": "That hunk is no longer in the document"}
+        return edit, document.version
+
+    result = await ls.run(raw, work)
+    if isinstance(result, dict):
+        return result
+    edit, version = result
+    uri = raw["uri"]
+    applied = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(
+            label="Revert hunk",
+            edit=types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri, version),
+                        edits=[edit],
+                    )
+                ]
+            ),
+        )
+    )
+    return {"applied": applied.applied, "message": "Reverted the hunk" if applied.applied else
+            (applied.failure_reason or "The editor refused the edit")}
