@@ -67,8 +67,10 @@ def _turn_line(turn: dict[str, Any]) -> str:
 
 def _print_human(command: str, result: dict[str, Any]) -> None:
     if command == "capture":
-        print(f"Turn {result['turn']} ({result['id']}) in session '{result['session']}'"
-              + (" sealed" if result["sealed"] else ""))
+        print(
+            f"Turn {result['turn']} ({result['id']}) in session '{result['session']}'"
+            + (" sealed" if result["sealed"] else "")
+        )
         for item in result["skipped"]:
             print(f"  skipped {item['path']}: {item['reason']}")
     elif command in ("undo", "redo"):
@@ -78,8 +80,10 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
         for item in result["kept"]:
             print(f"  kept     {item['path']} ({item['reason']})")
     elif command == "list":
-        print(f"Session '{result['session']}'  undo: {'yes' if result['canUndo'] else 'no'}"
-              f"  redo: {'yes' if result['canRedo'] else 'no'}")
+        print(
+            f"Session '{result['session']}'  undo: {'yes' if result['canUndo'] else 'no'}"
+            f"  redo: {'yes' if result['canRedo'] else 'no'}"
+        )
         for turn in result["turns"]:
             print(_turn_line(turn))
         others = [s["id"] for s in result["sessions"] if s["id"] != result["session"]]
@@ -143,11 +147,16 @@ def main(argv: list[str] | None = None) -> int:
         result = run_command(args)
     except TurnbackError as error:
         if args.json:
-            print(json.dumps({"error": {"code": error.code, "message": error.message,
-                                        "data": error.data}}))
+            print(
+                json.dumps(
+                    {"error": {"code": error.code, "message": error.message, "data": error.data}}
+                )
+            )
         else:
             print(f"turnback: {error.message}", file=sys.stderr)
-        return {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}.get(error.code, EXIT_FAILED)
+        return {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}.get(
+            error.code, EXIT_FAILED
+        )
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL

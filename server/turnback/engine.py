@@ -371,7 +371,9 @@ class Engine:
             }
             return result
 
-    def file_baseline(self, session: str | None, path: str) -> tuple[dict[str, Any], bytes | None] | None:
+    def file_baseline(
+        self, session: str | None, path: str
+    ) -> tuple[dict[str, Any], bytes | None] | None:
         """The newest active turn and its snapshot of `path`, if that turn changed the file."""
         with self._locked():
             timeline = self.store.load(self.resolve_session(session))
@@ -445,7 +447,9 @@ class Engine:
         with self._locked():
             return self._diff(session, turn, rel, context)
 
-    def _diff(self, session: str | None, turn: Any, rel: str | None, context: int) -> dict[str, Any]:
+    def _diff(
+        self, session: str | None, turn: Any, rel: str | None, context: int
+    ) -> dict[str, Any]:
         name = self.resolve_session(session)
         timeline = self.store.load(name)
         record = self.find_turn(timeline, turn)

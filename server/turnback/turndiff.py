@@ -59,10 +59,7 @@ def diff_trees(
     path: str | None,
     context: int,
 ) -> list[dict[str, Any]]:
-    if old is None:
-        diff = new.diff_to_tree(swap=True)
-    else:
-        diff = repo.diff(old, new)
+    diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
     diff.find_similar()
     files = []
     for delta in diff.deltas:

@@ -162,9 +162,12 @@ class UntrackedPolicy:
             for entry in entries:
                 rel = f"{current}/{entry.name}"
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in self._excluded and not self.ignored(rel + "/"):
-                        if not os.path.lexists(self.root / rel / ".git"):
-                            stack.append(rel)
+                    if (
+                        entry.name not in self._excluded
+                        and not self.ignored(rel + "/")
+                        and not os.path.lexists(self.root / rel / ".git")
+                    ):
+                        stack.append(rel)
                 elif not self.ignored(rel):
                     count += 1
                     if count >= stop_at:

@@ -60,18 +60,29 @@ def lenses(
     return out
 
 
-def revert_edit(path: str, before: bytes | None, text: str, old_start: int,
-                old_lines: int) -> types.TextEdit | None:
+def revert_edit(
+    path: str, before: bytes | None, text: str, old_start: int, old_lines: int
+) -> types.TextEdit | None:
     """The edit that puts back the snapshot's lines for the hunk at `old_start`, now."""
     current = next(
-        (h for h in hunks(path, before, text) if (h.old_start, h.old_lines) == (old_start, old_lines)),
+        (
+            h
+            for h in hunks(path, before, text)
+            if (h.old_start, h.old_lines) == (old_start, old_lines)
+        ),
         None,
     )
     if current is None:
         return None
-    old_text = "".join(_lines((before or b"").decode(errors="replace"))[
-        max(old_start - 1, 0) : max(old_start - 1, 0) + old_lines
-    ]) if old_lines else ""
+    old_text = (
+        "".join(
+            _lines((before or b"").decode(errors="replace"))[
+                max(old_start - 1, 0) : max(old_start - 1, 0) + old_lines
+            ]
+        )
+        if old_lines
+        else ""
+    )
     lines = _lines(text)
     end_of_doc = types.Position(
         max(len(lines) - 1, 0), _utf16_len(lines[-1].rstrip("\r\n")) if lines else 0

@@ -40,7 +40,9 @@ class TurnbackProtocol(LanguageServerProtocol):
                 return JsonRPCRequestMessage(
                     id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
                 )
-            return JsonRPCNotification(method=method, jsonrpc=data["jsonrpc"], params=data.get("params"))
+            return JsonRPCNotification(
+                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+            )
         try:
             return super().structure_message(data)
         except JsonRpcException as error:

@@ -38,7 +38,8 @@ _ERROR_CLASSES: dict[int, type[JsonRpcException]] = {}
 def to_rpc_error(error: TurnbackError) -> JsonRpcException:
     """A pygls exception carrying the engine error's code, message and data."""
     cls = _ERROR_CLASSES.setdefault(
-        error.code, type(f"TurnbackRpcError{abs(error.code)}", (JsonRpcException,), {"CODE": error.code})
+        error.code,
+        type(f"TurnbackRpcError{abs(error.code)}", (JsonRpcException,), {"CODE": error.code}),
     )
     return cls(message=error.message, data=error.data)
 
@@ -241,7 +242,9 @@ async def diff(ls: TurnbackServer, raw: Any) -> Any:
 @server.feature("snapshot/prune")
 async def prune(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        return engine.prune(p.string("session"), p.integer("keep", minimum=0), p.string("olderThan"))
+        return engine.prune(
+            p.string("session"), p.integer("keep", minimum=0), p.string("olderThan")
+        )
 
     return await ls.run(raw, work, changes_timeline=True)
 
@@ -361,5 +364,9 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
             ),
         )
     )
-    return {"applied": applied.applied, "message": "Reverted the hunk" if applied.applied else
-            (applied.failure_reason or "The editor refused the edit")}
+    return {
+        "applied": applied.applied,
+        "message": "Reverted the hunk"
+        if applied.applied
+        else (applied.failure_reason or "The editor refused the edit"),
+    }

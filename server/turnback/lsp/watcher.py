@@ -9,6 +9,7 @@ sessions' update times says which sessions changed, so the client gets one
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -47,10 +48,8 @@ class TimelineWatcher:
     async def _run(self) -> None:
         assert self._wake is not None
         while True:
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
-            except asyncio.TimeoutError:
-                pass
             self._wake.clear()
             try:
                 await self._check()
@@ -66,7 +65,9 @@ class TimelineWatcher:
                 continue
             current = await asyncio.to_thread(engine.sessions_state)
             self.known[key] = (generation, current)
-            changed = [s for s in current.keys() | previous.keys() if current.get(s) != previous.get(s)]
+            changed = [
+                s for s in current.keys() | previous.keys() if current.get(s) != previous.get(s)
+            ]
             for session in sorted(changed):
                 self.ls.protocol.notify(
                     "snapshot/didChange",
