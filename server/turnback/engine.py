@@ -18,7 +18,14 @@ import pygit2
 
 from . import turndiff
 from .config import Settings
-from .errors import Conflict, InvalidParams, NoOpenTurn, RequestFailed, RestoreFailed
+from .errors import (
+    Cancelled,
+    Conflict,
+    InvalidParams,
+    NoOpenTurn,
+    RequestFailed,
+    RestoreFailed,
+)
 from .ignore_rules import TreeIgnoreRules
 from .locking import repository_lock
 from .repository import WorkspaceRepo, open_workspace
@@ -38,7 +45,7 @@ from .treeops import changed_paths, entry_at, is_dir_in
 from .untracked import NESTED_REPOSITORY
 from .workwriter import WorkWriter
 
-Cancelled = Callable[[], bool]
+CancelCheck = Callable[[], bool]
 
 
 @dataclass
@@ -95,7 +102,7 @@ class Engine:
         )
         return str(oid)
 
-    def _capture(self, progress: Progress | None, cancelled: Cancelled | None) -> Snapshot:
+    def _capture(self, progress: Progress | None, cancelled: CancelCheck | None) -> Snapshot:
         with self._lock:
             return self.scanner.capture(self.settings, progress, cancelled)
 
@@ -126,7 +133,7 @@ class Engine:
         phase: str = "before",
         metadata: Any = None,
         progress: Progress | None = None,
-        cancelled: Cancelled | None = None,
+        cancelled: CancelCheck | None = None,
     ) -> dict[str, Any]:
         if phase not in ("before", "after"):
             raise InvalidParams("phase", 'must be "before" or "after"')
@@ -139,9 +146,7 @@ class Engine:
                 raise NoOpenTurn(name)
             snap = self._capture(progress, cancelled)
             if cancelled is not None and cancelled():
-                from .errors import Cancelled as CancelledError
-
-                raise CancelledError()
+                raise Cancelled()
             stamp = now_rfc3339()
             if phase == "after":
                 turn = timeline.active[-1]

@@ -68,6 +68,17 @@ class TurnbackServer(LanguageServer):
             return self.workspace.root_path
         raise NoWorkspace("No workspace folder is open; pass 'workspace' (a folder URI)")
 
+    def engine_for_document(self, path: str) -> Engine:
+        """The engine of the workspace folder holding `path` (the deepest one)."""
+        holders = [
+            folder
+            for f in self.workspace.folders.values()
+            if (folder := to_fs_path(f.uri)) and Path(path).is_relative_to(folder)
+        ]
+        if not holders:
+            return self.engine_for(None)
+        return self.engine_for(from_fs_path(max(holders, key=len)))
+
     def engine_for(self, workspace: str | None) -> Engine:
         folder = str(Path(self.folder_for(workspace)).resolve())
         engine = self.engines.get(folder)
@@ -282,7 +293,7 @@ async def code_lens(ls: TurnbackServer, params: types.CodeLensParams) -> list[ty
 
     def work() -> list[types.CodeLens]:
         try:
-            engine = ls.engine_for(None)
+            engine = ls.engine_for_document(path)
             rel = relative_path(engine.ws.root, path)
             found = engine.file_baseline(None, rel)
         except TurnbackError:
