@@ -106,6 +106,10 @@ class Engine:
         with self._lock:
             return self.scanner.capture(self.settings, progress, cancelled)
 
+    def _capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:
+        with self._lock:
+            return self.scanner.capture_paths(self.settings, base, paths)
+
     def end_tree(self, timeline: Timeline, turn: TurnRecord) -> pygit2.Tree | None:
         """The state a turn left: its "after" capture, the next turn's snapshot, or None (now)."""
         if turn.after:
@@ -308,14 +312,22 @@ class Engine:
                 return _nothing("turnsUndone", "Nothing to undo")
             batch = active[-options.count :]
             oldest, newest = batch[0], batch[-1]
-            snap = self._capture(progress, None)
+            end = self.end_tree(timeline, newest)
+            paths: set[str] = set()
+            if end is None:
+                # The newest turn ends "now": only a scan of the work tree says what changed.
+                snap = self._capture(progress, None)
+                now_tree = self.repo[snap.tree]
+                for turn in batch:
+                    paths |= self.turn_changes(timeline, turn, now_tree)
+            else:
+                # Known end states: save just the files this undo will change.
+                for turn in batch:
+                    paths |= self.turn_changes(timeline, turn, end)
+                snap = self._capture_paths(end, paths)
             saved = self._snapshot_commit(
                 snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
             )
-            now_tree = self.repo[snap.tree]
-            paths: set[str] = set()
-            for turn in batch:
-                paths |= self.turn_changes(timeline, turn, now_tree)
             step = Step(paths, self._tree(newest.after), self._tree(oldest.before))
             plan = self._restore(timeline, [step], snap, saved, options, newest.sealed, "undo")
             if not options.dry_run:
@@ -346,21 +358,23 @@ class Engine:
             if not timeline or not undone:
                 return _nothing("turnsRedone", "Nothing to redo")
             turns = undone[: options.count]
-            snap = self._capture(progress, None)
-            saved = self._snapshot_commit(snap, "turnback: state replaced by redo\n")
-            now_tree = self.repo[snap.tree]
             steps = []
             for turn in turns:
                 low, high = turn.batch or [turn.turn, turn.turn]
+                expected = self._tree(turn.before)
                 paths: set[str] = set()
                 for member in timeline.turns:
                     if low <= member.turn <= high:
-                        paths |= self.turn_changes(timeline, member, now_tree)
+                        # Undone turns always have a known end state: no scan needed.
+                        paths |= self.turn_changes(timeline, member, expected)
                 following = timeline.next_after(turn)
                 target = turn.replaced or (following.before if following else None)
                 if target is None:  # never restore "nothing" over the work tree
                     raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
-                steps.append(Step(paths, self._tree(turn.before), self._tree(target)))
+                steps.append(Step(paths, expected, self._tree(target)))
+            touched = set().union(*(set(step.paths) for step in steps))
+            snap = self._capture_paths(steps[0].expected, touched)
+            saved = self._snapshot_commit(snap, "turnback: state replaced by redo\n")
             plan = self._restore(timeline, steps, snap, saved, options, True, "redo")
             if not options.dry_run:
                 for turn in turns:

@@ -22,6 +22,7 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode
 from .config import Settings
 from .errors import Cancelled
 from .repository import WorkspaceRepo
+from .treeops import Entry, tree_with
 from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners,
@@ -207,6 +208,48 @@ class Scanner:
         index.write()
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
+    def capture_paths(
+        self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
+    ) -> Snapshot:
+        """`base` with `paths` as they are on disk now: the work a restore must save.
+
+        Costs grow with `paths`, not with the repository. A path that cannot be saved
+        (ignored, too large, excluded, in a nested repository) is left out of the tree,
+        so a restore keeps it rather than overwrite what it could not save.
+        """
+        self.user_index.refresh()
+        policy = UntrackedPolicy(
+            self.ws.root,
+            self.ws.repo,
+            settings,
+            tracked_dir=self.user_index.tracks_dir,
+            plain_folder=self.ws.shadow,
+        )
+        changes: dict[str, Entry | None] = {}
+        skipped: dict[str, Skipped] = {}
+        root = str(self.ws.root)
+        for path in sorted(paths):
+            full = os.path.join(root, path)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                changes[path] = None
+                continue
+            if stat.S_ISDIR(st.st_mode) or not _inside_real_dirs(root, path):
+                changes[path] = None
+                continue
+            tracked = not self.ws.shadow and self.user_index.tracks(path)
+            verdict = None if tracked else policy.file_verdict(path, st)
+            if verdict is not None:
+                changes[path] = None
+                if verdict is not IGNORED:
+                    skipped[verdict.path] = verdict
+                continue
+            oid = hash_path(self.ws.repo, full, st)
+            changes[path] = Entry(str(oid), file_mode(st))
+        tree = tree_with(self.ws.repo, base, changes)
+        return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
     def _revalidate_untracked(
         self,
         index: pygit2.Index,
@@ -238,3 +281,14 @@ class Scanner:
                 index.remove(path)
                 if verdict is not IGNORED:
                     skipped[verdict.path] = verdict
+
+
+def _inside_real_dirs(root: str, path: str) -> bool:
+    """False when a parent of `path` is a symlink: the file is not really at that path."""
+    parts = path.split("/")[:-1]
+    current = root
+    for part in parts:
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return False
+    return True

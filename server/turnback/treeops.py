@@ -54,3 +54,34 @@ def is_dir_in(tree: pygit2.Tree | None, path: str) -> bool:
         return tree[path].filemode == FileMode.TREE
     except KeyError:
         return False
+
+
+def tree_with(
+    repo: pygit2.Repository, base: pygit2.Tree | None, changes: dict[str, Entry | None]
+) -> pygit2.Oid:
+    """`base` with some paths set or removed; only trees on changed paths are rewritten."""
+    direct: dict[str, Entry | None] = {}
+    nested: dict[str, dict[str, Entry | None]] = {}
+    for path, entry in changes.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = entry
+        else:
+            direct[head] = entry
+    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    for name, entry in direct.items():
+        if entry is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, pygit2.Oid(hex=entry.oid), entry.mode)
+    for name, sub_changes in nested.items():
+        existing = builder.get(name)
+        sub_base = repo[existing.id] if existing and existing.filemode == FileMode.TREE else None
+        sub_oid = tree_with(repo, sub_base, sub_changes)  # type: ignore[arg-type]
+        if len(repo[sub_oid]) == 0:  # type: ignore[arg-type]
+            if existing is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, sub_oid, FileMode.TREE)
+    return builder.write()
