@@ -49,6 +49,8 @@ class TurnbackServer(LanguageServer):
         super().__init__("turnback", __version__, protocol_cls=TurnbackProtocol, max_workers=4)
         self.settings = Settings()
         self.engines: dict[str, Engine] = {}
+        #: Document versions as opened or last saved: a later version holds edits.
+        self.clean_versions: dict[str, int | None] = {}
         self.watcher = TimelineWatcher(self)
 
     # ---- workspace and settings ----------------------------------------------------------
@@ -117,12 +119,18 @@ class TurnbackServer(LanguageServer):
             self.apply_settings(result[0])
 
     def dirty_paths(self, engine: Engine) -> frozenset[str]:
-        """Open documents whose text differs from the file on disk (unsaved edits)."""
+        """Open documents with unsaved edits: edited since opened or saved, and unlike disk.
+
+        A buffer that merely went stale (the agent rewrote the file and the editor did
+        not reload it) has no edits of the user's, so it is not dirty.
+        """
         dirty = set()
         root = engine.ws.root
         for uri, document in list(self.workspace.text_documents.items()):
             path = to_fs_path(uri)
             if not path or not Path(path).is_relative_to(root):
+                continue
+            if self.clean_versions.get(uri) == document.version:
                 continue
             try:
                 on_disk = Path(path).read_bytes()
@@ -280,6 +288,23 @@ async def on_configuration(ls: TurnbackServer, params: types.DidChangeConfigurat
         ls.apply_settings(params.settings)
     await ls.fetch_configuration()
     ls.watcher.refresh_lenses()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.clean_versions[params.text_document.uri] = params.text_document.version
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def on_save(ls: TurnbackServer, params: types.DidSaveTextDocumentParams) -> None:
+    document = ls.workspace.text_documents.get(params.text_document.uri)
+    if document is not None:
+        ls.clean_versions[params.text_document.uri] = document.version
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(ls: TurnbackServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.clean_versions.pop(params.text_document.uri, None)
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)

@@ -1,0 +1,124 @@
+-- turnback for Neovim 0.7+: undo and redo an AI agent's turns through the turnback server.
+--   :luafile path/to/turnback.lua      starts it (server command: vim.g.turnback_cmd if set)
+--   require("turnback").setup({ cmd = { "turnback", "serve" } })    (file on 'runtimepath')
+-- Commands: :TurnbackCapture [label]  :TurnbackUndo [count]  :TurnbackRedo [count]
+--           :TurnbackList  :TurnbackDiff [turn]     Lua: require("turnback").undo(2), ...
+local M = { timeout = 30000 }
+package.loaded.turnback = M -- after :luafile, require("turnback") returns this module
+
+-- Attaches a buffer to the server when it shows a file inside the workspace.
+local function attach(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  name = vim.loop.fs_realpath(name) or name
+  if vim.bo[buf].buftype == "" and vim.startswith(name, M.root .. "/") then
+    vim.lsp.buf_attach_client(buf, M.client_id)
+  end
+end
+
+-- Re-reads unmodified buffers whose files changed on disk, without prompting. Before a
+-- restore, so a stale buffer does not look like unsaved edits; after it, to show the result.
+local function reload()
+  local autoread = vim.go.autoread
+  vim.go.autoread = true
+  vim.cmd("silent! checktime")
+  vim.go.autoread = autoread
+end
+
+-- client:fn(...) on Nvim 0.11+ (where client.fn(...) is deprecated), client.fn(...) before.
+local function call(client, fn, ...)
+  if vim.fn.has("nvim-0.11") == 1 then return client[fn](client, ...) end
+  return client[fn](...)
+end
+
+-- Sends a custom request and waits for the answer; raises the server's error message.
+function M.request(method, params)
+  local client = M.client_id and vim.lsp.get_client_by_id(M.client_id)
+  assert(client, "turnback: the server is not running (see :LspLog)")
+  vim.wait(M.timeout, function() return client.initialized or call(client, "is_stopped") end, 10)
+  local response, err = call(client, "request_sync", method, params or vim.empty_dict(), M.timeout)
+  if not response or response.err then
+    local why = response and response.err.message or err or "no answer"
+    error(("turnback: %s: %s"):format(method, why), 0)
+  end
+  return response.result
+end
+
+local function params(key, value) -- a JSON object even when empty
+  local p = vim.empty_dict()
+  p[key] = value
+  return p
+end
+
+function M.capture(label) return M.request("snapshot/capture", params("label", label)) end
+function M.list() return M.request("snapshot/list") end
+function M.diff(turn) return M.request("snapshot/diff", params("turn", turn)) end
+function M.undo(count) return M.restore("snapshot/undo", count) end
+function M.redo(count) return M.restore("snapshot/redo", count) end
+function M.restore(method, count)
+  reload()
+  local result = M.request(method, params("count", count))
+  reload()
+  return result
+end
+
+-- What each command does; the string it returns is shown to the user.
+local function number(arg) return arg and (tonumber(arg) or error("not a number: " .. arg, 0)) end
+local function restored(r)
+  local lines = { r.message }
+  for _, f in ipairs(r.files) do table.insert(lines, "  " .. f.action .. " " .. f.path) end
+  for _, f in ipairs(r.kept) do table.insert(lines, ("  kept %s (%s)"):format(f.path, f.reason)) end
+  return table.concat(lines, "\n")
+end
+local commands = {
+  TurnbackCapture = function(label)
+    local t = M.capture(label)
+    return ("Captured turn %d (%s) in session %s"):format(t.turn, t.id, t.session)
+  end,
+  TurnbackUndo = function(n) return restored(M.undo(number(n))) end,
+  TurnbackRedo = function(n) return restored(M.redo(number(n))) end,
+  TurnbackList = function()
+    local lines = {}
+    for _, t in ipairs(M.list().turns) do
+      table.insert(lines, ("%4d  %-6s  %s  %s"):format(t.turn, t.state, t.createdAt, t.label or ""))
+    end
+    return #lines > 0 and table.concat(lines, "\n") or "No turns yet"
+  end,
+  TurnbackDiff = function(turn) -- opens the turn's diff in a scratch buffer
+    local r, lines = M.diff(tonumber(turn) or turn), {}
+    for _, f in ipairs(r.files) do
+      local text = f.diff ~= "" and f.diff or (f.status .. " " .. f.path)
+      vim.list_extend(lines, vim.split(text, "\n", { trimempty = true }))
+    end
+    vim.cmd("new")
+    vim.bo.buftype, vim.bo.bufhidden, vim.bo.filetype = "nofile", "wipe", "diff"
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, lines)
+    return ("Turn %d changed %d files"):format(r.turn.turn, #r.files)
+  end,
+}
+
+function M.setup(opts)
+  -- The workspace is the git root of the current directory, else the directory itself.
+  local git_root = vim.fn.systemlist({ "git", "rev-parse", "--show-toplevel" })[1]
+  M.root = vim.v.shell_error == 0 and git_root or vim.loop.fs_realpath(vim.fn.getcwd())
+  M.client_id = vim.lsp.start_client({
+    name = "turnback",
+    cmd = (opts or {}).cmd or vim.g.turnback_cmd or { "turnback", "serve" },
+    root_dir = M.root,
+  })
+  local group = vim.api.nvim_create_augroup("turnback", { clear = true })
+  local on_enter = function(e) attach(e.buf) end
+  vim.api.nvim_create_autocmd("BufEnter", { group = group, callback = on_enter })
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then attach(buf) end
+  end
+  for name, run in pairs(commands) do
+    vim.api.nvim_create_user_command(name, function(o)
+      local ok, text = pcall(run, o.args ~= "" and o.args or nil)
+      vim.notify(tostring(text), ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    end, { nargs = name == "TurnbackList" and 0 or "?" })
+  end
+  return M
+end
+
+if ... == nil then M.setup() end -- loaded by :luafile (no module name): start now
+return M
