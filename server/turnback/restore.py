@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from .treeops import Entry, entry_at, is_dir_in
-from .workwriter import UnsafePath, WorkWriter, check_path
+from .workwriter import UnsafePath, WorkWriter, check_path, under_real_dirs
 
 MODIFIED = "modified"
 CREATED = "created"
@@ -90,10 +90,11 @@ def make_plan(
             plan.kept.append(KeptFile(path, "unsafePath"))
             continue
         now = entry_at(current, path)
-        on_disk = os.path.lexists(os.path.join(root, path))
+        full = os.path.join(root, path)
+        on_disk = under_real_dirs(root, path) and os.path.lexists(full)
         if now == target and (on_disk or target is None):
             continue
-        if on_disk and now is None and not os.path.isdir(os.path.join(root, path)):
+        if on_disk and now is None and not (os.path.isdir(full) and not os.path.islink(full)):
             # There is something on disk that the saved state could not hold.
             plan.kept.append(KeptFile(path, unsaved_reason(path)))
             continue

@@ -24,6 +24,7 @@ from .errors import Cancelled
 from .repository import WorkspaceRepo
 from .treeops import Entry, tree_with
 from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy
+from .workwriter import under_real_dirs
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners,
 #: and refreshed stat data written back to the private index so the next scan is cheaper.
@@ -235,7 +236,7 @@ class Scanner:
             except OSError:
                 changes[path] = None
                 continue
-            if stat.S_ISDIR(st.st_mode) or not _inside_real_dirs(root, path):
+            if stat.S_ISDIR(st.st_mode) or not under_real_dirs(root, path):
                 changes[path] = None
                 continue
             tracked = not self.ws.shadow and self.user_index.tracks(path)
@@ -281,14 +282,3 @@ class Scanner:
                 index.remove(path)
                 if verdict is not IGNORED:
                     skipped[verdict.path] = verdict
-
-
-def _inside_real_dirs(root: str, path: str) -> bool:
-    """False when a parent of `path` is a symlink: the file is not really at that path."""
-    parts = path.split("/")[:-1]
-    current = root
-    for part in parts:
-        current = os.path.join(current, part)
-        if os.path.islink(current):
-            return False
-    return True

@@ -21,6 +21,17 @@ from pygit2.enums import FileMode
 from .treeops import Entry
 
 
+def under_real_dirs(root: Path | str, path: str) -> bool:
+    """False when a parent of `path` is a symlink or not a directory: nothing of the work
+    tree's is really at that path, and looking there would follow a link."""
+    current = str(root)
+    for part in path.split("/")[:-1]:
+        current = os.path.join(current, part)
+        if os.path.islink(current) or not os.path.isdir(current):
+            return False
+    return True
+
+
 class UnsafePath(ValueError):
     """A path that must never be written: absolute, with `..`, into `.git`, or with NUL."""
 
@@ -86,9 +97,8 @@ class WorkWriter:
     def delete(self, path: str, keep_dir: Callable[[str], bool]) -> None:
         parts = check_path(path)
         target = self.root.joinpath(*parts)
-        for depth in range(1, len(parts)):
-            if os.path.islink(self.root.joinpath(*parts[:depth])):
-                return  # the file is not really at this path: nothing of ours to delete
+        if not under_real_dirs(self.root, path):
+            return  # the file is not really at this path: nothing of ours to delete
         try:
             st = os.lstat(target)
         except FileNotFoundError:
