@@ -479,9 +479,8 @@ async def test_head_moved_during_turn(client, repo: Path):
     head_after = git(repo, "rev-parse", "HEAD").strip()
     refs = git(repo, "for-each-ref", "refs/heads", "refs/tags")
     result = await undo(client)
-    # pygls hands JSON objects back as namedtuples: the keyword "from" arrives renamed "_0".
     moved = result["headMoved"]
-    assert (moved.get("from", moved.get("_0")), moved["to"]) == (head_before, head_after)
+    assert (moved["oldHead"], moved["newHead"]) == (head_before, head_after)
     assert "HEAD" in result["message"]
     assert git(repo, "rev-parse", "HEAD").strip() == head_after
     assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"

@@ -290,7 +290,7 @@ class Engine:
         head = self.ws.head_commit()
         now = str(head) if head else None
         if turn.head != now:
-            result["headMoved"] = {"from": turn.head, "to": now}
+            result["headMoved"] = {"oldHead": turn.head, "newHead": now}
             result["message"] += (
                 f". Note: HEAD moved since turn {turn.turn} "
                 f"({(turn.head or 'unborn')[:10]} → {(now or 'unborn')[:10]}); "
