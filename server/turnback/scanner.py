@@ -108,22 +108,59 @@ class Scanner:
         self.user_index = UserIndex(ws)
         self._index: pygit2.Index | None = None
         self._index_path = ws.state_dir / "index"
+        #: Anchors the private index's tree: it names blobs no timeline may reference yet.
+        self.anchor_ref = f"{ws.ref_prefix}/index"
         self._last_settings: Settings | None = None
 
     def _private_index(self) -> pygit2.Index:
         if self._index is None:
             self.ws.state_dir.mkdir(parents=True, exist_ok=True)
-            user = self.ws.user_index_path
-            if not self._index_path.exists() and user is not None and user.exists():
-                shutil.copyfile(user, self._index_path)  # starts with the user's stat cache
-            index = pygit2.Index(str(self._index_path))
-            # A standalone index reads and writes only its own file; diffing needs the repo.
-            index._repo = self.ws.repo
-            if index.conflicts is not None:
-                for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
-                    del index.conflicts[path]
+            index = self._open_index()
+            if index is not None and not self._anchored(index):
+                index = None  # it may name objects that git gc has since deleted
+            if index is None:
+                self._reseed()
+                index = self._open_index()
             self._index = index
+        assert self._index is not None
         return self._index
+
+    def _open_index(self) -> pygit2.Index | None:
+        if not self._index_path.exists():
+            return None
+        index = pygit2.Index(str(self._index_path))
+        # A standalone index reads and writes only its own file; diffing needs the repo.
+        index._repo = self.ws.repo
+        if index.conflicts is not None:
+            for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
+                del index.conflicts[path]
+        return index
+
+    def _reseed(self) -> None:
+        """Starts the private index again from the user's (its stat cache), or empty."""
+        self._index = None
+        self._index_path.unlink(missing_ok=True)
+        user = self.ws.user_index_path
+        if user is not None and user.exists():
+            shutil.copyfile(user, self._index_path)
+        else:
+            pygit2.Index(str(self._index_path)).write()
+
+    def _anchored(self, index: pygit2.Index) -> bool:
+        """True when the anchor ref holds this index's tree, so gc kept all it names."""
+        ref = self.ws.repo.references.get(self.anchor_ref)
+        if ref is None:
+            return False
+        try:
+            return self.ws.repo[ref.target].tree_id == index.write_tree(self.ws.repo)
+        except (pygit2.GitError, KeyError, ValueError):
+            return False
+
+    def _anchor(self, tree: pygit2.Oid) -> None:
+        """Keeps everything the private index names reachable, before the index is saved."""
+        sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
+        commit = self.ws.repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
+        self.ws.repo.references.create(self.anchor_ref, commit, force=True)
 
     def capture(
         self,
@@ -132,6 +169,24 @@ class Scanner:
         cancelled: Callable[[], bool] | None = None,
     ) -> Snapshot:
         """Brings the private index in line with the work tree and writes its tree."""
+        try:
+            return self._capture(settings, progress, cancelled)
+        except Cancelled:
+            self._index = None  # drop unanchored in-memory entries; reload the saved cache
+            raise
+        except pygit2.GitError as error:
+            if "not found" not in str(error):
+                raise
+            # An object the cache named is gone (refs deleted by hand, then gc): start over.
+            self._reseed()
+            return self._capture(settings, progress, cancelled)
+
+    def _capture(
+        self,
+        settings: Settings,
+        progress: Progress | None,
+        cancelled: Callable[[], bool] | None,
+    ) -> Snapshot:
         report = progress or (lambda _msg, _pct: None)
 
         def check_cancel() -> None:
@@ -149,11 +204,7 @@ class Scanner:
             plain_folder=plain,
         )
         report("Scanning the work tree", None)
-        try:
-            deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
-        except pygit2.GitError:
-            index.read(True)
-            deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
+        deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
         check_cancel()
 
         skipped: dict[str, Skipped] = {}
@@ -206,6 +257,7 @@ class Scanner:
         check_cancel()
         report("Writing the snapshot", None)
         tree = index.write_tree(self.ws.repo)
+        self._anchor(tree)
         index.write()
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
