@@ -110,7 +110,9 @@ def initialize_params(root: Path, **capabilities_overrides) -> types.InitializeP
     )
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV))
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV)
+)
 async def client(lsp_client: LanguageClient, repo: Path):
     """The real server over stdio, with `repo` as its only workspace folder."""
     install_client_handlers(lsp_client)

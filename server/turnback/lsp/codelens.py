@@ -56,7 +56,12 @@ def lenses(
             ("Revert hunk", REVERT_HUNK, revert),
             ("Show diff", SHOW_DIFF, {**target, "turn": turn["id"], "path": path}),
         ):
-            out.append(types.CodeLens(range=where, command=types.Command(title, command, [args])))
+            out.append(
+                types.CodeLens(
+                    range=where,
+                    command=types.Command(title=title, command=command, arguments=[args]),
+                )
+            )
     return out
 
 

@@ -279,6 +279,12 @@ def on_initialize(ls: TurnbackServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def on_initialized(ls: TurnbackServer, _params: types.InitializedParams) -> None:
     await ls.fetch_configuration()
+    # Watch every folder from the start: a CLI capture must reach a client that only waits.
+    for folder in list(ls.workspace.folders.values()) or [None]:
+        try:
+            await asyncio.to_thread(ls.engine_for, folder.uri if folder else None)
+        except TurnbackError as error:
+            logger.info("not watching %s: %s", folder, error.message)
     ls.watcher.start()
 
 
