@@ -7,15 +7,20 @@ machine, and the turnback data directory is private to the test run.
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.protocol import JsonRPCResponseMessage
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 _HOME = Path(tempfile.mkdtemp(prefix="turnback-test-home-"))
@@ -82,7 +87,14 @@ def repo(tmp_path: Path) -> Path:
 
 
 def install_client_handlers(lsp_client: LanguageClient) -> None:
-    """What a real editor answers: lens refreshes (counted) and timeline notifications."""
+    """What a real editor answers: lens refreshes (counted) and timeline notifications.
+
+    Custom responses stay plain JSON: pygls would make namedtuples that rename keys such
+    as `odd-key`, `class` or `from`, and tests compare exact JSON.
+    """
+    lsp_client.protocol._converter.register_structure_hook(
+        JsonRPCResponseMessage, lambda obj, cls: cls(**obj)
+    )
     lsp_client.lens_refreshes = 0  # type: ignore[attr-defined]
     lsp_client.did_change = []  # type: ignore[attr-defined]
 
@@ -115,8 +127,7 @@ def initialize_params(root: Path, **capabilities_overrides) -> types.InitializeP
 )
 async def client(lsp_client: LanguageClient, repo: Path):
     """The real server over stdio, with `repo` as its only workspace folder."""
-    install_client_handlers(lsp_client)
-    await lsp_client.initialize_session(initialize_params(repo))
+    await open_session(lsp_client, repo)
     yield lsp_client
     await lsp_client.shutdown_session()
 
@@ -134,3 +145,81 @@ def to_plain(value):
     if isinstance(value, list):
         return [to_plain(v) for v in value]
     return value
+
+
+async def capture(client: LanguageClient, **params) -> dict:
+    return await request(client, "snapshot/capture", params)
+
+
+async def undo(client: LanguageClient, **params) -> dict:
+    return await request(client, "snapshot/undo", params)
+
+
+async def redo(client: LanguageClient, **params) -> dict:
+    return await request(client, "snapshot/redo", params)
+
+
+async def list_turns(client: LanguageClient, **params) -> dict:
+    return await request(client, "snapshot/list", params)
+
+
+SERVER_CONFIG = ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV)
+
+
+async def open_session(lsp_client: LanguageClient, root: Path, **settings) -> None:
+    """Initializes a client on `root`, with settings as initializationOptions."""
+    install_client_handlers(lsp_client)
+    await lsp_client.initialize_session(
+        initialize_params(root, initialization_options=settings or None)
+    )
+
+
+@asynccontextmanager
+async def start_server(root: Path, **settings) -> AsyncIterator[LanguageClient]:
+    """A fresh server process whose only workspace folder is `root`."""
+    lsp_client = await SERVER_CONFIG.start()
+    await open_session(lsp_client, root, **settings)
+    try:
+        yield lsp_client
+    finally:
+        await lsp_client.shutdown_session()
+        await lsp_client.stop()
+
+
+def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """`turnback <args>` in `root`: another process sharing the server's storage."""
+    return subprocess.run(
+        [sys.executable, "-m", "turnback", *args],
+        cwd=root,
+        env=SERVER_ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def cli_json(root: Path, *args: str) -> dict:
+    done = run_cli(root, *args, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def tree_state(root: Path) -> dict[str, tuple]:
+    """Every file and symlink under `root` (outside `.git`): link target, or bytes and exec bit.
+
+    Directories are implied by their contents; git snapshots cannot hold empty ones.
+    """
+    state: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if ".git" in dirnames:
+            dirnames.remove(".git")
+        for name in dirnames + filenames:
+            full = Path(dirpath) / name
+            rel = full.relative_to(root).as_posix()
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                state[rel] = ("link", os.readlink(full))
+            elif not stat.S_ISDIR(st.st_mode):
+                state[rel] = ("file", full.read_bytes(), bool(st.st_mode & stat.S_IXUSR))
+    return state

@@ -10,27 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GIT_ENV, SERVER_ENV, read, request, write
+from conftest import (
+    GIT_ENV,
+    SERVER_ENV,
+    cli_json,
+    read,
+    request,
+    run_cli,
+    write,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def cli(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "turnback", *args],
-        cwd=repo,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def cli_json(repo: Path, *args: str) -> dict:
-    done = cli(repo, *args, "--json")
-    assert done.returncode == EXIT_OK, (done.stdout, done.stderr)
-    return json.loads(done.stdout)
 
 
 # ---- 11 every command, JSON and human ------------------------------------------------------
@@ -66,23 +56,23 @@ def test_cli_json_commands(repo: Path):
 
 # Ensures the same commands print readable human output (no JSON) and exit 0.
 def test_cli_human_output(repo: Path):
-    done = cli(repo, "capture", "--label", "first")
+    done = run_cli(repo, "capture", "--label", "first")
     assert done.returncode == EXIT_OK
     assert done.stdout.startswith("Turn 1 (") and "session 'default'" in done.stdout
     write(repo, "src/app.py", "print('agent')\n")
-    diff = cli(repo, "diff").stdout
+    diff = run_cli(repo, "diff").stdout
     assert diff == (
         "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-print('v1')\n+print('agent')\n"
     )
-    listing = cli(repo, "list").stdout
+    listing = run_cli(repo, "list").stdout
     assert listing.startswith("Session 'default'  undo: yes  redo: no\n")
     assert "first" in listing
-    undo = cli(repo, "undo").stdout
+    undo = run_cli(repo, "undo").stdout
     assert undo.startswith("Undid 1 turn (1 file changed)") and "modified src/app.py" in undo
-    assert "(undone)" in cli(repo, "list").stdout
-    redo = cli(repo, "redo").stdout
+    assert "(undone)" in run_cli(repo, "list").stdout
+    redo = run_cli(repo, "redo").stdout
     assert redo.startswith("Redid 1 turn") and "src/app.py" in redo
-    prune = cli(repo, "prune", "--keep", "0")
+    prune = run_cli(repo, "prune", "--keep", "0")
     assert prune.returncode == EXIT_OK
     assert prune.stdout == "Removed 1 turns and 1 sessions\n"
     for out in (diff, listing, undo, redo, prune.stdout):
@@ -96,10 +86,10 @@ def test_cli_human_output(repo: Path):
 @pytest.mark.parametrize("command", ["undo", "redo"])
 def test_cli_bad_count_exits_2(repo: Path, command: str):
     cli_json(repo, "capture")
-    done = cli(repo, command, "--count", "0")
+    done = run_cli(repo, command, "--count", "0")
     assert done.returncode == EXIT_USAGE
     assert "count" in done.stderr
-    as_json = cli(repo, command, "--count", "0", "--json")
+    as_json = run_cli(repo, command, "--count", "0", "--json")
     assert as_json.returncode == EXIT_USAGE
     error = json.loads(as_json.stdout)["error"]
     assert error["code"] == -32602 and "count" in error["message"]
@@ -107,7 +97,7 @@ def test_cli_bad_count_exits_2(repo: Path, command: str):
 
 # Ensures "Nothing to undo" is a normal outcome: exit 0 with that message.
 def test_cli_nothing_to_undo_exits_0(repo: Path):
-    done = cli(repo, "undo")
+    done = run_cli(repo, "undo")
     assert done.returncode == EXIT_OK
     assert "Nothing to undo" in done.stdout
     assert cli_json(repo, "undo")["turnsUndone"] == 0
@@ -119,12 +109,12 @@ def test_cli_conflict_exits_1_naming_file(repo: Path):
     write(repo, "src/app.py", "print('agent')\n")
     cli_json(repo, "capture", "--phase", "after")
     write(repo, "src/app.py", "print('user edit after the turn')\n")
-    done = cli(repo, "undo")
+    done = run_cli(repo, "undo")
     assert done.returncode == EXIT_FAILED
     assert "src/app.py" in done.stderr
     assert read(repo, "src/app.py") == "print('user edit after the turn')\n"
     assert [t["state"] for t in cli_json(repo, "list")["turns"]] == ["active"]
-    forced = cli(repo, "undo", "--force")
+    forced = run_cli(repo, "undo", "--force")
     assert forced.returncode == EXIT_OK
     assert read(repo, "src/app.py") == "print('v1')\n"
 
@@ -136,7 +126,7 @@ def test_cli_conflict_exits_1_naming_file(repo: Path):
 async def test_server_capture_cli_undo_server_list(client, repo: Path):
     turn = await request(client, "snapshot/capture", {"label": "from the server"})
     write(repo, "src/app.py", "print('agent')\n")
-    done = await asyncio.to_thread(cli, repo, "undo", "--json")
+    done = await asyncio.to_thread(run_cli, repo, "undo", "--json")
     assert done.returncode == EXIT_OK, done.stderr
     assert json.loads(done.stdout)["turns"][0]["id"] == turn["id"]
     assert read(repo, "src/app.py") == "print('v1')\n"
@@ -190,7 +180,7 @@ def test_concurrent_cli_captures(repo: Path):
 # Ensures --metadata that is not a JSON object is a usage error (exit 2) naming metadata.
 @pytest.mark.parametrize("metadata", ["{bad", "[1, 2]", '"text"'])
 def test_cli_bad_metadata_exits_2(repo: Path, metadata: str):
-    done = cli(repo, "capture", "--metadata", metadata)
+    done = run_cli(repo, "capture", "--metadata", metadata)
     assert done.returncode == EXIT_USAGE
     assert "metadata" in done.stderr
     assert cli_json(repo, "list")["turns"] == []

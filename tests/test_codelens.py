@@ -8,15 +8,13 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from conftest import (
-    SERVER_ENV,
-    initialize_params,
-    install_client_handlers,
+    SERVER_CONFIG,
+    open_session,
     read,
     request,
-    server_command,
     to_plain,
     write,
 )
@@ -28,16 +26,11 @@ AGENT = ORIGINAL.replace("line 2\n", "agent two\n").replace("line 7\n", "agent 7
 LENS_TITLES = ["Agent turn 1", "Undo turn", "Revert hunk", "Show diff"]
 LENS_COMMANDS = ["turnback.showDiff", "turnback.undo", "turnback.revertHunk", "turnback.showDiff"]
 
-SERVER = ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV)
 
-
-@pytest_lsp.fixture(config=SERVER)
+@pytest_lsp.fixture(config=SERVER_CONFIG)
 async def no_lens_client(lsp_client: LanguageClient, repo: Path):
     """The server started with code lenses turned off."""
-    install_client_handlers(lsp_client)
-    await lsp_client.initialize_session(
-        initialize_params(repo, initialization_options={"codeLens": False})
-    )
+    await open_session(lsp_client, repo, codeLens=False)
     yield lsp_client
     await lsp_client.shutdown_session()
 

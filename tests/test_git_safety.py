@@ -7,72 +7,30 @@ the git CLI; the server runs with no git identity and a private data directory (
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pygit2
 import pytest
-from pygls.protocol import JsonRPCResponseMessage
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from conftest import (
     SERVER_ENV,
+    capture,
     git,
-    initialize_params,
-    install_client_handlers,
+    list_turns,
     make_repo,
     read,
+    redo,
     request,
-    server_command,
+    start_server,
+    tree_state,
+    undo,
     write,
 )
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-
-def keep_raw_results(client: LanguageClient) -> None:
-    """Responses as plain JSON: pygls would rename keys such as `odd-key` in namedtuples."""
-    client.protocol._converter.register_structure_hook(
-        JsonRPCResponseMessage, lambda obj, cls: cls(**obj)
-    )
-
-
-@asynccontextmanager
-async def server(root: Path, **settings) -> AsyncIterator[LanguageClient]:
-    """A fresh server process whose only workspace folder is `root`, with optional settings."""
-    config = ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV)
-    client = await config.start()
-    install_client_handlers(client)
-    keep_raw_results(client)
-    await client.initialize_session(
-        initialize_params(root, initialization_options=settings or None)
-    )
-    try:
-        yield client
-    finally:
-        await client.shutdown_session()
-        await client.stop()
-
-
-def tree_state(root: Path) -> dict[str, tuple[bytes, bool]]:
-    """Every file under `root` (outside `.git`): its exact bytes and executable bit."""
-    state = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
-        for name in filenames:
-            if name == ".git":
-                continue
-            full = Path(dirpath, name)
-            rel = full.relative_to(root).as_posix()
-            if full.is_symlink():
-                state[rel] = (os.readlink(full).encode(), False)
-            else:
-                state[rel] = (full.read_bytes(), bool(full.stat().st_mode & stat.S_IXUSR))
-    return state
 
 
 def git_state(repo: Path) -> dict[str, object]:
@@ -97,28 +55,11 @@ def all_ref_names(repo: Path) -> set[str]:
     return set(git(repo, "for-each-ref", "--format=%(refname)").split())
 
 
-async def capture(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/capture", params)
-
-
-async def undo(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/undo", params)
-
-
-async def redo(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/redo", params)
-
-
-async def list_turns(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/list", params)
-
-
 # ---- 1: the user's git state is left alone -------------------------------------------------
 
 
 # Ensures capture/undo/redo leave status, index bytes, HEAD, refs, stash and config untouched.
 async def test_user_git_state_is_untouched(client, repo: Path):
-    keep_raw_results(client)
     # A stash, a staged change, an unstaged change and an untracked file: a busy repository.
     write(repo, "README.md", "stashed\n")
     git(repo, "stash", "push", "-q", "-m", "user stash")
@@ -331,7 +272,7 @@ async def test_unborn_head_without_identity(tmp_path: Path):
     start = tree_state(root)
     index_bytes = (root / ".git" / "index").read_bytes()
 
-    async with server(root) as client:
+    async with start_server(root) as client:
         turn = await capture(client, label="t1")
         assert turn["turn"] == 1 and turn["state"] == "active"
         write(root, "staged.txt", "agent\n")
@@ -368,7 +309,7 @@ async def test_plain_folder(tmp_path: Path):
     write(root, "secret/key.txt", "key v1\n")
     assert pygit2.discover_repository(str(root)) is None, "the test folder must not be in a repo"
 
-    async with server(root) as client:
+    async with start_server(root) as client:
         turn = await capture(client, label="t1")
         assert turn["skipped"] == []  # ignored files are left out silently
         assert dot_git_entries(root) == []
@@ -477,7 +418,7 @@ async def test_skipped_reasons_and_tracked_build_dir(tmp_path: Path):
     assert (nested / ".git").is_dir()
     write(root, "build/keep.txt", "edited before the turn\n")
 
-    async with server(root, untrackedFileSizeLimit=1024, untrackedDirFileLimit=5) as client:
+    async with start_server(root, untrackedFileSizeLimit=1024, untrackedDirFileLimit=5) as client:
         turn = await capture(client, label="t1")
         reasons = {item["path"]: item["reason"] for item in turn["skipped"]}
         assert reasons == {

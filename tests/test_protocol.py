@@ -7,8 +7,6 @@ real git repository in tmp_path.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import uuid
 from concurrent.futures import Future
 from pathlib import Path
@@ -17,14 +15,13 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from conftest import (
-    SERVER_ENV,
-    initialize_params,
-    install_client_handlers,
+    SERVER_CONFIG,
+    open_session,
     read,
-    server_command,
+    run_cli,
     to_plain,
     write,
 )
@@ -316,31 +313,8 @@ async def test_unknown_method_is_method_not_found(client, method):
 # ---- 7 snapshot/didChange --------------------------------------------------------------------
 
 
-def run_cli(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "turnback", *args],
-        cwd=repo,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 # Ensures a CLI capture in the workspace is announced with snapshot/didChange, unprompted.
 async def test_did_change_after_cli_capture(client, repo: Path):
-    fut = client.protocol.wait_for_notification_async("snapshot/didChange")
-    done = await asyncio.to_thread(run_cli, repo, "capture", "--label", "x")
-    assert done.returncode == 0, done.stderr
-    params = to_plain(await asyncio.wait_for(fut, NOTIFY_TIMEOUT))
-    assert params["workspace"] == repo.resolve().as_uri()
-    assert params["session"] == "default"
-
-
-# Ensures a CLI capture is announced once the server works on the repository.
-async def test_did_change_after_cli_capture_on_known_workspace(client, repo: Path):
-    await call(client, "snapshot/list", {})
     fut = client.protocol.wait_for_notification_async("snapshot/didChange")
     done = await asyncio.to_thread(run_cli, repo, "capture", "--label", "x")
     assert done.returncode == 0, done.stderr
@@ -379,16 +353,10 @@ async def test_capture_reports_work_done_progress(client):
 # ---- 9 settings ------------------------------------------------------------------------------
 
 
-SERVER = ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV)
-
-
-@pytest_lsp.fixture(config=SERVER)
+@pytest_lsp.fixture(config=SERVER_CONFIG)
 async def bad_settings_client(lsp_client: LanguageClient, repo: Path):
     """The server started with a malformed setting in initializationOptions."""
-    install_client_handlers(lsp_client)
-    await lsp_client.initialize_session(
-        initialize_params(repo, initialization_options={"untrackedFileSizeLimit": "big"})
-    )
+    await open_session(lsp_client, repo, untrackedFileSizeLimit="big")
     yield lsp_client
     await lsp_client.shutdown_session()
 

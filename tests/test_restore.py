@@ -15,17 +15,20 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from conftest import (
-    SERVER_ENV,
+    SERVER_CONFIG,
+    capture,
     git,
-    initialize_params,
-    install_client_handlers,
+    list_turns,
+    open_session,
     read,
+    redo,
     request,
-    server_command,
     to_plain,
+    tree_state,
+    undo,
     write,
 )
 
@@ -34,22 +37,6 @@ SIZE_LIMIT = 1000
 
 
 # ---- helpers -----------------------------------------------------------------------------
-
-
-async def capture(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/capture", params)
-
-
-async def undo(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/undo", params)
-
-
-async def redo(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/redo", params)
-
-
-async def list_turns(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/list", params)
 
 
 async def expect_conflict(client: LanguageClient, method: str, params: dict | None = None):
@@ -70,39 +57,14 @@ def actions(result: dict) -> dict[str, str]:
     return {f["path"]: f["action"] for f in result["files"]}
 
 
-def tree_state(root: Path) -> dict[str, tuple]:
-    """Every file and symlink under `root` (outside `.git`): link target, or bytes and exec bit.
-
-    Directories are implied by their contents; git snapshots cannot hold empty ones.
-    """
-    state: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        if ".git" in dirnames:
-            dirnames.remove(".git")
-        for name in dirnames + filenames:
-            full = Path(dirpath) / name
-            rel = full.relative_to(root).as_posix()
-            st = os.lstat(full)
-            if stat.S_ISLNK(st.st_mode):
-                state[rel] = ("link", os.readlink(full))
-            elif not stat.S_ISDIR(st.st_mode):
-                state[rel] = ("file", full.read_bytes(), bool(st.st_mode & stat.S_IXUSR))
-    return state
-
-
 def is_exec(path: Path) -> bool:
     return bool(os.stat(path).st_mode & stat.S_IXUSR)
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV)
-)
+@pytest_lsp.fixture(config=SERVER_CONFIG)
 async def small_limit_client(lsp_client: LanguageClient, repo: Path):
     """Like conftest's `client`, with untrackedFileSizeLimit set to SIZE_LIMIT bytes."""
-    install_client_handlers(lsp_client)
-    await lsp_client.initialize_session(
-        initialize_params(repo, initialization_options={"untrackedFileSizeLimit": SIZE_LIMIT})
-    )
+    await open_session(lsp_client, repo, untrackedFileSizeLimit=SIZE_LIMIT)
     yield lsp_client
     await lsp_client.shutdown_session()
 

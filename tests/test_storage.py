@@ -8,66 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-from pygls.protocol import JsonRPCResponseMessage
-from pytest_lsp import ClientServerConfig, LanguageClient
-
 from conftest import (
-    SERVER_ENV,
+    capture,
+    cli_json,
     git,
-    initialize_params,
-    install_client_handlers,
+    list_turns,
     read,
     request,
-    server_command,
+    start_server,
     write,
 )
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-
-def keep_raw_results(client: LanguageClient) -> None:
-    """Responses as plain JSON: pygls would rename keys such as `odd-key` in namedtuples."""
-    client.protocol._converter.register_structure_hook(
-        JsonRPCResponseMessage, lambda obj, cls: cls(**obj)
-    )
-
-
-@asynccontextmanager
-async def server(root: Path, **settings) -> AsyncIterator[LanguageClient]:
-    """A fresh server process whose only workspace folder is `root`."""
-    config = ClientServerConfig(server_command=server_command(), server_env=SERVER_ENV)
-    client = await config.start()
-    install_client_handlers(client)
-    keep_raw_results(client)
-    await client.initialize_session(
-        initialize_params(root, initialization_options=settings or None)
-    )
-    try:
-        yield client
-    finally:
-        await client.shutdown_session()
-        await client.stop()
-
-
-def cli(root: Path, *args: str) -> dict:
-    """`turnback <args> --json` in `root`, as a separate process sharing the server's storage."""
-    done = subprocess.run(
-        [sys.executable, "-m", "turnback", *args, "--json"],
-        cwd=root,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(done.stdout)
 
 
 def canonical(value: object) -> str:
@@ -79,14 +33,6 @@ def turnback_refs(repo: Path) -> list[str]:
     """Session refs (the scan cache's anchor ref is not a session)."""
     names = git(repo, "for-each-ref", "--format=%(refname)", "refs/turnback").split()
     return [name for name in names if "/sessions/" in name]
-
-
-async def capture(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/capture", params)
-
-
-async def list_turns(client: LanguageClient, **params) -> dict:
-    return await request(client, "snapshot/list", params)
 
 
 METADATA = {
@@ -110,18 +56,18 @@ METADATA = {
 
 # Ensures metadata comes back exactly as sent from capture, list, and after a restart.
 async def test_metadata_round_trips_exactly(repo: Path):
-    async with server(repo) as client:
+    async with start_server(repo) as client:
         turn = await capture(client, label="meta", metadata=METADATA)
         assert canonical(turn["metadata"]) == canonical(METADATA)
         listed = (await list_turns(client))["turns"][0]
         assert listed["id"] == turn["id"]
         assert canonical(listed["metadata"]) == canonical(METADATA)
 
-    async with server(repo) as client:
+    async with start_server(repo) as client:
         listed = (await list_turns(client))["turns"][0]
         assert listed["id"] == turn["id"]
         assert canonical(listed["metadata"]) == canonical(METADATA)
-    from_cli = cli(repo, "list")["turns"][0]
+    from_cli = cli_json(repo, "list")["turns"][0]
     assert canonical(from_cli["metadata"]) == canonical(METADATA)
 
 
@@ -195,20 +141,20 @@ async def test_unknown_session_is_empty(client, repo: Path):
 
 # Ensures the timeline survives the server's exit: the CLI and a new server see it and can undo.
 async def test_timeline_survives_restart(repo: Path):
-    async with server(repo) as client:
+    async with start_server(repo) as client:
         first = await capture(client, session="s", label="t1")
         write(repo, "src/app.py", "print('turn 1')\n")
         second = await capture(client, session="s", label="t2")
         write(repo, "src/app.py", "print('turn 2')\n")
 
-    from_cli = cli(repo, "list", "--session", "s")
+    from_cli = cli_json(repo, "list", "--session", "s")
     assert [(t["id"], t["label"]) for t in from_cli["turns"]] == [
         (second["id"], "t2"),
         (first["id"], "t1"),
     ]
     assert from_cli["canUndo"] is True
 
-    async with server(repo) as client:
+    async with start_server(repo) as client:
         listing = await list_turns(client)
         assert listing["session"] == "s"
         assert [t["id"] for t in listing["turns"]] == [second["id"], first["id"]]
@@ -216,9 +162,9 @@ async def test_timeline_survives_restart(repo: Path):
         assert result["turnsUndone"] == 1
         assert read(repo, "src/app.py") == "print('turn 1')\n"
 
-    after = cli(repo, "list", "--session", "s")
+    after = cli_json(repo, "list", "--session", "s")
     assert [t["state"] for t in after["turns"]] == ["undone", "active"]
-    assert cli(repo, "undo", "--session", "s")["turnsUndone"] == 1
+    assert cli_json(repo, "undo", "--session", "s")["turnsUndone"] == 1
     assert read(repo, "src/app.py") == "print('v1')\n"
 
 
@@ -244,7 +190,7 @@ async def test_concurrent_captures_get_distinct_turns(client, repo: Path):
 # Ensures a request without a session goes to the session most recently captured into.
 async def test_default_session_is_most_recent_capture(client, repo: Path):
     assert (await capture(client, session="a", label="a1"))["session"] == "a"
-    from_cli = cli(repo, "capture", "--session", "b", "--label", "b1")
+    from_cli = cli_json(repo, "capture", "--session", "b", "--label", "b1")
     assert from_cli["session"] == "b"
 
     turn = await capture(client, label="no session")
