@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -20,41 +19,26 @@ from . import turndiff
 from .config import Settings
 from .errors import (
     Cancelled,
-    Conflict,
     InvalidParams,
     NoOpenTurn,
     RequestFailed,
-    RestoreFailed,
 )
-from .ignore_rules import TreeIgnoreRules
 from .locking import repository_lock
 from .repository import WorkspaceRepo, open_workspace
-from .restore import Plan, RestoreError, Step, apply_plan, compose, make_plan
 from .scanner import Progress, Scanner, Snapshot
 from .timeline import (
     ACTIVE,
     MAX_SESSION_LENGTH,
-    UNDONE,
     Timeline,
     TimelineStore,
     TurnRecord,
     now_rfc3339,
     signature,
 )
-from .treeops import changed_paths, entry_at, is_dir_in
-from .untracked import NESTED_REPOSITORY
-from .workwriter import WorkWriter
+from .treeops import changed_paths, entry_at
+from .undo_redo import RestoreOptions, Restorer
 
 CancelCheck = Callable[[], bool]
-
-
-@dataclass
-class RestoreOptions:
-    count: int = 1
-    force: bool = False
-    dry_run: bool = False
-    #: Work-tree paths open in an editor with unsaved changes: never overwritten silently.
-    dirty: frozenset[str] = frozenset()
 
 
 def check_session(session: Any) -> str | None:
@@ -75,6 +59,7 @@ class Engine:
         self.settings = settings or Settings()
         self.store = TimelineStore(self.ws)
         self.scanner = Scanner(self.ws)
+        self.restorer = Restorer(self)
         self._lock = threading.RLock()
 
     @property
@@ -89,12 +74,12 @@ class Engine:
     def resolve_session(self, session: str | None) -> str:
         return check_session(session) or self.store.default_session()
 
-    def _tree(self, commit_hex: str | None) -> pygit2.Tree | None:
+    def tree(self, commit_hex: str | None) -> pygit2.Tree | None:
         if commit_hex is None:
             return None
         return self.repo[pygit2.Oid(hex=commit_hex)].tree  # type: ignore[union-attr]
 
-    def _snapshot_commit(self, snap: Snapshot, message: str) -> str:
+    def snapshot_commit(self, snap: Snapshot, message: str) -> str:
         head = self.ws.head_commit()
         sig = signature()
         oid = self.repo.create_commit(
@@ -102,30 +87,30 @@ class Engine:
         )
         return str(oid)
 
-    def _capture(self, progress: Progress | None, cancelled: CancelCheck | None) -> Snapshot:
+    def capture_now(self, progress: Progress | None, cancelled: CancelCheck | None) -> Snapshot:
         with self._lock:
             return self.scanner.capture(self.settings, progress, cancelled)
 
-    def _capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:
+    def capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:
         with self._lock:
             return self.scanner.capture_paths(self.settings, base, paths)
 
     def end_tree(self, timeline: Timeline, turn: TurnRecord) -> pygit2.Tree | None:
         """The state a turn left: its "after" capture, the next turn's snapshot, or None (now)."""
         if turn.after:
-            return self._tree(turn.after)
+            return self.tree(turn.after)
         following = timeline.next_after(turn)
         if following is not None:
-            return self._tree(following.before)
+            return self.tree(following.before)
         if turn.replaced:
-            return self._tree(turn.replaced)
+            return self.tree(turn.replaced)
         return None
 
     def turn_changes(self, timeline: Timeline, turn: TurnRecord, now: pygit2.Tree) -> set[str]:
         end = self.end_tree(timeline, turn)
-        return changed_paths(self.repo, self._tree(turn.before), end if end is not None else now)
+        return changed_paths(self.repo, self.tree(turn.before), end if end is not None else now)
 
-    def _turn_json(self, timeline: Timeline, turn: TurnRecord) -> dict[str, Any]:
+    def turn_json(self, timeline: Timeline, turn: TurnRecord) -> dict[str, Any]:
         return turn.to_json(timeline.session)
 
     # ---- capture -------------------------------------------------------------------------
@@ -148,19 +133,19 @@ class Engine:
             timeline = self.store.load(name) or Timeline(session=name)
             if phase == "after" and not timeline.active:
                 raise NoOpenTurn(name)
-            snap = self._capture(progress, cancelled)
+            snap = self.capture_now(progress, cancelled)
             if cancelled is not None and cancelled():
                 raise Cancelled()
             stamp = now_rfc3339()
             if phase == "after":
                 turn = timeline.active[-1]
-                turn.after = self._snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
+                turn.after = self.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
                 turn.sealed_at = stamp
                 if metadata is not None:
                     turn.metadata = metadata
             else:
                 number = timeline.next_turn
-                commit = self._snapshot_commit(
+                commit = self.snapshot_commit(
                     snap, f"turnback: before turn {number} of session {name}\n\n{label or ''}\n"
                 )
                 # A new turn forks the timeline: the redo stack is gone.
@@ -183,119 +168,9 @@ class Engine:
                 if len(timeline.turns) > keep:
                     timeline.turns = timeline.turns[-keep:]
             self.store.save(timeline)
-            return self._turn_json(timeline, turn)
+            return self.turn_json(timeline, turn)
 
     # ---- undo / redo ---------------------------------------------------------------------
-
-    def _unsaved_reason(self, snap: Snapshot) -> Callable[[str], str]:
-        reasons = {s.path: s.reason for s in snap.skipped}
-
-        def reason(path: str) -> str:
-            parts = path.split("/")
-            for depth in range(len(parts), 0, -1):
-                found = reasons.get("/".join(parts[:depth]))
-                if found:
-                    return found
-            for depth in range(len(parts) - 1, 0, -1):
-                if (self.ws.root.joinpath(*parts[:depth]) / ".git").exists():
-                    return NESTED_REPOSITORY
-            return "notSaved"
-
-        return reason
-
-    def _ignored(self) -> Callable[[str], bool]:
-        tracks = self.scanner.user_index.tracks
-
-        def ignored(path: str) -> bool:
-            if not self.ws.shadow and tracks(path):
-                return False
-            try:
-                return self.repo.path_is_ignored(path)
-            except pygit2.GitError:
-                return False
-
-        return ignored
-
-    def _target_ignored(self, target: pygit2.Tree | None, moves: dict) -> Callable[[str], bool]:
-        """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
-        if not any(p.rpartition("/")[2] == ".gitignore" for p in moves):
-            return lambda _path: False
-        rules = TreeIgnoreRules(self.repo, target, _info_exclude(self.ws))
-        tracks = self.scanner.user_index.tracks
-        return lambda path: rules.is_ignored(path) and (self.ws.shadow or not tracks(path))
-
-    def _restore(
-        self,
-        timeline: Timeline,
-        steps: list[Step],
-        snap: Snapshot,
-        saved_commit: str,
-        options: RestoreOptions,
-        check_conflicts: bool,
-        operation: str,
-    ) -> Plan:
-        moves = compose(steps)
-        current = self.repo[snap.tree]
-        final_target = steps[-1].target
-        plan = make_plan(
-            moves,
-            current,
-            str(self.ws.root),
-            check_conflicts=check_conflicts,
-            dirty=set(options.dirty),
-            unsaved_reason=self._unsaved_reason(snap),
-            ignored=self._ignored(),
-            target_ignored=self._target_ignored(final_target, moves),
-        )
-        if plan.conflicts and not options.force:
-            raise Conflict(plan.conflicts, operation)
-        if options.dry_run:
-            return plan
-        writer = WorkWriter(self.ws.root, self.repo)
-        try:
-            apply_plan(writer, plan.writes, current, lambda d: is_dir_in(final_target, d))
-        except RestoreError as failed:
-            state = "rolled back" if failed.rolled_back else "NOT fully rolled back"
-            raise RestoreFailed(
-                f"{operation.capitalize()} failed writing {failed.path} ({failed.cause}); "
-                f"the files already written were {state}. The saved state is commit "
-                f"{saved_commit}.",
-                path=failed.path,
-                rolledBack=failed.rolled_back,
-                saved=saved_commit,
-            ) from failed
-        return plan
-
-    def _result(
-        self, timeline: Timeline, turns: list[TurnRecord], plan: Plan, verb: str, dry: bool
-    ) -> dict[str, Any]:
-        n = len(turns)
-        what = f"{n} turn" + ("s" if n != 1 else "")
-        files = len(plan.actions)
-        message = (
-            f"{'Would ' + verb.lower() if dry else verb} {what} "
-            f"({files} file{'s' if files != 1 else ''} {'to change' if dry else 'changed'}"
-            + (f", {len(plan.kept)} kept" if plan.kept else "")
-            + ")"
-        )
-        return {
-            "turns": [self._turn_json(timeline, t) for t in turns],
-            "files": [a.to_json() for a in plan.actions],
-            "kept": [k.to_json() for k in plan.kept],
-            "message": message,
-            "dryRun": dry,
-        }
-
-    def _head_note(self, result: dict[str, Any], turn: TurnRecord) -> None:
-        head = self.ws.head_commit()
-        now = str(head) if head else None
-        if turn.head != now:
-            result["headMoved"] = {"oldHead": turn.head, "newHead": now}
-            result["message"] += (
-                f". Note: HEAD moved since turn {turn.turn} "
-                f"({(turn.head or 'unborn')[:10]} → {(now or 'unborn')[:10]}); "
-                "turnback restored files only and left HEAD and branches alone"
-            )
 
     def undo(
         self,
@@ -303,46 +178,10 @@ class Engine:
         options: RestoreOptions | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        options = options or RestoreOptions()
         with self._locked():
-            name = self.resolve_session(session)
-            timeline = self.store.load(name)
-            active = timeline.active if timeline else []
-            if not timeline or not active:
-                return _nothing("turnsUndone", "Nothing to undo")
-            batch = active[-options.count :]
-            oldest, newest = batch[0], batch[-1]
-            end = self.end_tree(timeline, newest)
-            paths: set[str] = set()
-            if end is None:
-                # The newest turn ends "now": only a scan of the work tree says what changed.
-                snap = self._capture(progress, None)
-                now_tree = self.repo[snap.tree]
-                for turn in batch:
-                    paths |= self.turn_changes(timeline, turn, now_tree)
-            else:
-                # Known end states: save just the files this undo will change.
-                for turn in batch:
-                    paths |= self.turn_changes(timeline, turn, end)
-                snap = self._capture_paths(end, paths)
-            saved = self._snapshot_commit(
-                snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
+            return self.restorer.undo(
+                self.resolve_session(session), options or RestoreOptions(), progress
             )
-            step = Step(paths, self._tree(newest.after), self._tree(oldest.before))
-            plan = self._restore(timeline, [step], snap, saved, options, newest.sealed, "undo")
-            if not options.dry_run:
-                for turn in batch:
-                    turn.state = UNDONE
-                    turn.batch = [oldest.turn, newest.turn]
-                    turn.replaced = None
-                newest.replaced = saved
-                self.store.save(timeline)
-            result = {
-                "turnsUndone": len(batch),
-                **self._result(timeline, list(reversed(batch)), plan, "Undid", options.dry_run),
-            }
-            self._head_note(result, oldest)
-            return result
 
     def redo(
         self,
@@ -350,45 +189,8 @@ class Engine:
         options: RestoreOptions | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        options = options or RestoreOptions()
         with self._locked():
-            name = self.resolve_session(session)
-            timeline = self.store.load(name)
-            undone = timeline.undone if timeline else []
-            if not timeline or not undone:
-                return _nothing("turnsRedone", "Nothing to redo")
-            turns = undone[: options.count]
-            steps = []
-            for turn in turns:
-                low, high = turn.batch or [turn.turn, turn.turn]
-                expected = self._tree(turn.before)
-                paths: set[str] = set()
-                for member in timeline.turns:
-                    if low <= member.turn <= high:
-                        # Undone turns always have a known end state: no scan needed.
-                        paths |= self.turn_changes(timeline, member, expected)
-                following = timeline.next_after(turn)
-                target = turn.replaced or (following.before if following else None)
-                if target is None:  # never restore "nothing" over the work tree
-                    raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
-                steps.append(Step(paths, expected, self._tree(target)))
-            touched = set().union(*(set(step.paths) for step in steps))
-            snap = self._capture_paths(steps[0].expected, touched)
-            saved = self._snapshot_commit(snap, "turnback: state replaced by redo\n")
-            plan = self._restore(timeline, steps, snap, saved, options, True, "redo")
-            if not options.dry_run:
-                for turn in turns:
-                    turn.state = ACTIVE
-                    turn.replaced = None
-                    turn.batch = None
-                if options.force and plan.conflicts:
-                    timeline.rescued = (timeline.rescued + [saved])[-20:]
-                self.store.save(timeline)
-            result = {
-                "turnsRedone": len(turns),
-                **self._result(timeline, turns, plan, "Redid", options.dry_run),
-            }
-            return result
+            return self.restorer.redo(self.resolve_session(session), options or RestoreOptions())
 
     def file_baseline(
         self, session: str | None, path: str
@@ -399,12 +201,12 @@ class Engine:
             if timeline is None or not timeline.active:
                 return None
             turn = timeline.active[-1]
-            start = entry_at(self._tree(turn.before), path)
+            start = entry_at(self.tree(turn.before), path)
             end = self.end_tree(timeline, turn)
             if end is not None and entry_at(end, path) == start:
                 return None
             data = self.repo[pygit2.Oid(hex=start.oid)].data if start else None
-            return self._turn_json(timeline, turn), data
+            return self.turn_json(timeline, turn), data
 
     def sessions_state(self) -> dict[str, str]:
         """Session → last update time, to notice changes made by any process."""
@@ -430,7 +232,7 @@ class Engine:
             turns = turns[:limit]
         return {
             "session": name,
-            "turns": [self._turn_json(timeline, t) for t in turns] if timeline else [],
+            "turns": [self.turn_json(timeline, t) for t in turns] if timeline else [],
             "canUndo": bool(timeline and timeline.active),
             "canRedo": bool(timeline and timeline.undone),
             "sessions": [
@@ -474,14 +276,14 @@ class Engine:
         record = self.find_turn(timeline, turn)
         old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
         files = turndiff.diff_trees(self.repo, old, new, rel, context)
-        return {"turn": self._turn_json(timeline, record), "files": files}  # type: ignore[arg-type]
+        return {"turn": self.turn_json(timeline, record), "files": files}  # type: ignore[arg-type]
 
     def turn_trees(self, timeline: Timeline, record: TurnRecord) -> tuple[pygit2.Tree, pygit2.Tree]:
         """The trees a turn's diff runs between; "now" is a fresh capture of the work tree."""
         end = self.end_tree(timeline, record)
         if end is None:
-            end = self.repo[self._capture(None, None).tree]
-        return self._tree(record.before), end  # type: ignore[return-value]
+            end = self.repo[self.capture_now(None, None).tree]
+        return self.tree(record.before), end  # type: ignore[return-value]
 
     def prune(
         self, session: str | None = None, keep: int | None = None, older_than: str | None = None
@@ -521,20 +323,6 @@ class Engine:
             "removedSessions": removed_sessions,
             "message": f"Removed {len(removed_turns)} turns and {len(removed_sessions)} sessions",
         }
-
-
-def _nothing(count_key: str, message: str) -> dict[str, Any]:
-    return {count_key: 0, "turns": [], "files": [], "kept": [], "message": message, "dryRun": False}
-
-
-def _info_exclude(ws: WorkspaceRepo) -> list[str]:
-    if ws.shadow:
-        return []
-    try:
-        common = ws.lock_path.parent.parent
-        return (common / "info" / "exclude").read_text(errors="replace").splitlines()
-    except OSError:
-        return []
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

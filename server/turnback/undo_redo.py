@@ -1,0 +1,247 @@
+"""Undo and redo: which files each turn changed, what to save, what to write.
+
+Undoing turns sets exactly the files they changed to the oldest one's
+snapshot, after saving what it replaces; redoing goes to the next turn's
+snapshot, or for the newest turn to exactly what its undo replaced. The
+engine holds the repository lock around both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+
+from .errors import Conflict, RequestFailed, RestoreFailed
+from .ignore_rules import TreeIgnoreRules
+from .repository import WorkspaceRepo
+from .restore import Plan, RestoreError, Step, apply_plan, compose, make_plan
+from .scanner import Progress, Snapshot
+from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord
+from .treeops import is_dir_in
+from .untracked import NESTED_REPOSITORY
+from .workwriter import WorkWriter
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+@dataclass
+class RestoreOptions:
+    count: int = 1
+    force: bool = False
+    dry_run: bool = False
+    #: Work-tree paths open in an editor with unsaved changes: never overwritten silently.
+    dirty: frozenset[str] = frozenset()
+
+
+class Restorer:
+    """Undo and redo over one engine's repository, timelines and scanner."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def _unsaved_reason(self, snap: Snapshot) -> Callable[[str], str]:
+        reasons = {s.path: s.reason for s in snap.skipped}
+
+        def reason(path: str) -> str:
+            parts = path.split("/")
+            for depth in range(len(parts), 0, -1):
+                found = reasons.get("/".join(parts[:depth]))
+                if found:
+                    return found
+            for depth in range(len(parts) - 1, 0, -1):
+                if (self.engine.ws.root.joinpath(*parts[:depth]) / ".git").exists():
+                    return NESTED_REPOSITORY
+            return "notSaved"
+
+        return reason
+
+    def _ignored(self) -> Callable[[str], bool]:
+        tracks = self.engine.scanner.user_index.tracks
+
+        def ignored(path: str) -> bool:
+            if not self.engine.ws.shadow and tracks(path):
+                return False
+            try:
+                return self.engine.repo.path_is_ignored(path)
+            except pygit2.GitError:
+                return False
+
+        return ignored
+
+    def _target_ignored(self, target: pygit2.Tree | None, moves: dict) -> Callable[[str], bool]:
+        """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
+        if not any(p.rpartition("/")[2] == ".gitignore" for p in moves):
+            return lambda _path: False
+        rules = TreeIgnoreRules(self.engine.repo, target, _info_exclude(self.engine.ws))
+        tracks = self.engine.scanner.user_index.tracks
+        return lambda path: rules.is_ignored(path) and (self.engine.ws.shadow or not tracks(path))
+
+    def _restore(
+        self,
+        timeline: Timeline,
+        steps: list[Step],
+        snap: Snapshot,
+        saved_commit: str,
+        options: RestoreOptions,
+        check_conflicts: bool,
+        operation: str,
+    ) -> Plan:
+        moves = compose(steps)
+        current = self.engine.repo[snap.tree]
+        final_target = steps[-1].target
+        plan = make_plan(
+            moves,
+            current,
+            str(self.engine.ws.root),
+            check_conflicts=check_conflicts,
+            dirty=set(options.dirty),
+            unsaved_reason=self._unsaved_reason(snap),
+            ignored=self._ignored(),
+            target_ignored=self._target_ignored(final_target, moves),
+        )
+        if plan.conflicts and not options.force:
+            raise Conflict(plan.conflicts, operation)
+        if options.dry_run:
+            return plan
+        writer = WorkWriter(self.engine.ws.root, self.engine.repo)
+        try:
+            apply_plan(writer, plan.writes, current, lambda d: is_dir_in(final_target, d))
+        except RestoreError as failed:
+            state = "rolled back" if failed.rolled_back else "NOT fully rolled back"
+            raise RestoreFailed(
+                f"{operation.capitalize()} failed writing {failed.path} ({failed.cause}); "
+                f"the files already written were {state}. The saved state is commit "
+                f"{saved_commit}.",
+                path=failed.path,
+                rolledBack=failed.rolled_back,
+                saved=saved_commit,
+            ) from failed
+        return plan
+
+    def _result(
+        self, timeline: Timeline, turns: list[TurnRecord], plan: Plan, verb: str, dry: bool
+    ) -> dict[str, Any]:
+        n = len(turns)
+        what = f"{n} turn" + ("s" if n != 1 else "")
+        files = len(plan.actions)
+        message = (
+            f"{'Would ' + verb.lower() if dry else verb} {what} "
+            f"({files} file{'s' if files != 1 else ''} {'to change' if dry else 'changed'}"
+            + (f", {len(plan.kept)} kept" if plan.kept else "")
+            + ")"
+        )
+        return {
+            "turns": [self.engine.turn_json(timeline, t) for t in turns],
+            "files": [a.to_json() for a in plan.actions],
+            "kept": [k.to_json() for k in plan.kept],
+            "message": message,
+            "dryRun": dry,
+        }
+
+    def _head_note(self, result: dict[str, Any], turn: TurnRecord) -> None:
+        head = self.engine.ws.head_commit()
+        now = str(head) if head else None
+        if turn.head != now:
+            result["headMoved"] = {"oldHead": turn.head, "newHead": now}
+            result["message"] += (
+                f". Note: HEAD moved since turn {turn.turn} "
+                f"({(turn.head or 'unborn')[:10]} → {(now or 'unborn')[:10]}); "
+                "turnback restored files only and left HEAD and branches alone"
+            )
+
+    def undo(self, name: str, options: RestoreOptions, progress: Progress | None) -> dict[str, Any]:
+        """Undoes the newest `options.count` active turns of session `name`."""
+        timeline = self.engine.store.load(name)
+        active = timeline.active if timeline else []
+        if not timeline or not active:
+            return _nothing("turnsUndone", "Nothing to undo")
+        batch = active[-options.count :]
+        oldest, newest = batch[0], batch[-1]
+        end = self.engine.end_tree(timeline, newest)
+        paths: set[str] = set()
+        if end is None:
+            # The newest turn ends "now": only a scan of the work tree says what changed.
+            snap = self.engine.capture_now(progress, None)
+            now_tree = self.engine.repo[snap.tree]
+            for turn in batch:
+                paths |= self.engine.turn_changes(timeline, turn, now_tree)
+        else:
+            # Known end states: save just the files this undo will change.
+            for turn in batch:
+                paths |= self.engine.turn_changes(timeline, turn, end)
+            snap = self.engine.capture_paths(end, paths)
+        saved = self.engine.snapshot_commit(
+            snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
+        )
+        step = Step(paths, self.engine.tree(newest.after), self.engine.tree(oldest.before))
+        plan = self._restore(timeline, [step], snap, saved, options, newest.sealed, "undo")
+        if not options.dry_run:
+            for turn in batch:
+                turn.state = UNDONE
+                turn.batch = [oldest.turn, newest.turn]
+                turn.replaced = None
+            newest.replaced = saved
+            self.engine.store.save(timeline)
+        result = {
+            "turnsUndone": len(batch),
+            **self._result(timeline, list(reversed(batch)), plan, "Undid", options.dry_run),
+        }
+        self._head_note(result, oldest)
+        return result
+
+    def redo(self, name: str, options: RestoreOptions) -> dict[str, Any]:
+        """Redoes the oldest `options.count` undone turns of session `name`."""
+        timeline = self.engine.store.load(name)
+        undone = timeline.undone if timeline else []
+        if not timeline or not undone:
+            return _nothing("turnsRedone", "Nothing to redo")
+        turns = undone[: options.count]
+        steps = []
+        for turn in turns:
+            low, high = turn.batch or [turn.turn, turn.turn]
+            expected = self.engine.tree(turn.before)
+            paths: set[str] = set()
+            for member in timeline.turns:
+                if low <= member.turn <= high:
+                    # Undone turns always have a known end state: no scan needed.
+                    paths |= self.engine.turn_changes(timeline, member, expected)
+            following = timeline.next_after(turn)
+            target = turn.replaced or (following.before if following else None)
+            if target is None:  # never restore "nothing" over the work tree
+                raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
+            steps.append(Step(paths, expected, self.engine.tree(target)))
+        touched = set().union(*(set(step.paths) for step in steps))
+        snap = self.engine.capture_paths(steps[0].expected, touched)
+        saved = self.engine.snapshot_commit(snap, "turnback: state replaced by redo\n")
+        plan = self._restore(timeline, steps, snap, saved, options, True, "redo")
+        if not options.dry_run:
+            for turn in turns:
+                turn.state = ACTIVE
+                turn.replaced = None
+                turn.batch = None
+            if options.force and plan.conflicts:
+                timeline.rescued = (timeline.rescued + [saved])[-20:]
+            self.engine.store.save(timeline)
+        result = {
+            "turnsRedone": len(turns),
+            **self._result(timeline, turns, plan, "Redid", options.dry_run),
+        }
+        return result
+
+
+def _nothing(count_key: str, message: str) -> dict[str, Any]:
+    return {count_key: 0, "turns": [], "files": [], "kept": [], "message": message, "dryRun": False}
+
+
+def _info_exclude(ws: WorkspaceRepo) -> list[str]:
+    if ws.shadow:
+        return []
+    try:
+        common = ws.lock_path.parent.parent
+        return (common / "info" / "exclude").read_text(errors="replace").splitlines()
+    except OSError:
+        return []
