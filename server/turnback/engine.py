@@ -215,24 +215,37 @@ class Engine:
 
     # ---- list / diff / prune -------------------------------------------------------------
 
-    def list(self, session: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    def list(
+        self, session: str | None = None, limit: int | None = None, include_files: bool = False
+    ) -> dict[str, Any]:
         if limit is not None and (
             not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
         ):
             raise InvalidParams("limit", "must be an integer >= 1")
         with self._locked():
-            return self._list(session, limit)
+            return self._list(session, limit, include_files)
 
-    def _list(self, session: str | None, limit: int | None) -> dict[str, Any]:
+    def _list(
+        self, session: str | None, limit: int | None, include_files: bool = False
+    ) -> dict[str, Any]:
         name = self.resolve_session(session)
         timelines = self.store.all()
         timeline = next((t for t in timelines if t.session == name), None)
         turns = list(reversed(timeline.turns)) if timeline else []
         if limit is not None:
             turns = turns[:limit]
+        listed = [self.turn_json(timeline, t) for t in turns] if timeline else []
+        if include_files and timeline:
+            now: pygit2.Tree | None = None
+            for item, record in zip(listed, turns, strict=True):
+                end = self.end_tree(timeline, record)
+                if end is None:  # the newest turn, unsealed: compare with the work tree now
+                    now = now or self.repo[self.capture_now(None, None).tree]
+                    end = now
+                item["files"] = turndiff.changed_files(self.repo, self.tree(record.before), end)
         return {
             "session": name,
-            "turns": [self.turn_json(timeline, t) for t in turns] if timeline else [],
+            "turns": listed,
             "canUndo": bool(timeline and timeline.active),
             "canRedo": bool(timeline and timeline.undone),
             "sessions": [
@@ -277,6 +290,16 @@ class Engine:
         old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
         files = turndiff.diff_trees(self.repo, old, new, rel, context)
         return {"turn": self.turn_json(timeline, record), "files": files}  # type: ignore[arg-type]
+
+    def file_content(self, session: str | None, turn: Any, path: Any, side: str) -> dict[str, Any]:
+        """A file as a turn found it ("before") or left it ("after"), for diff views."""
+        rel = turndiff.relative_path(self.ws.root, path)
+        with self._locked():
+            timeline = self.store.load(self.resolve_session(session))
+            record = self.find_turn(timeline, turn)
+            old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
+            content = turndiff.file_content(self.repo, old if side == "before" else new, rel)
+            return {"path": rel, "side": side, "turn": record.id, **content}
 
     def turn_trees(self, timeline: Timeline, record: TurnRecord) -> tuple[pygit2.Tree, pygit2.Tree]:
         """The trees a turn's diff runs between; "now" is a fresh capture of the work tree."""

@@ -14,7 +14,7 @@ import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
 from .errors import InvalidParams
-from .textdiff import DiffLimits, diff_file
+from .textdiff import DiffLimits, diff_file, is_binary
 
 LIMITS = DiffLimits()
 
@@ -50,6 +50,50 @@ def _blob(repo: pygit2.Repository, oid: pygit2.Oid, mode: int) -> bytes | None:
         # Enough for diff_file to see it is over the limit, without copying a huge blob.
         return b"\n" * (LIMITS.max_bytes + 1)
     return blob.data
+
+
+_STATUS = {
+    DeltaStatus.ADDED: "added",
+    DeltaStatus.DELETED: "deleted",
+    DeltaStatus.RENAMED: "renamed",
+}
+
+
+def changed_files(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
+) -> list[dict[str, Any]]:
+    """The files a turn changed, without their line diffs: cheap enough for every turn."""
+    diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
+    diff.find_similar()
+    out = []
+    for delta in diff.deltas:
+        status = _STATUS.get(delta.status, "modified")
+        path = delta.old_file.path if status == "deleted" else delta.new_file.path
+        old_path = delta.old_file.path if status == "renamed" else None
+        out.append({"path": path, "oldPath": old_path, "status": status})
+    return out
+
+
+def file_content(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> dict[str, Any]:
+    """One side of a file for a diff view: text, or a flag saying why there is none."""
+    try:
+        entry = tree[path] if tree is not None else None
+    except KeyError:
+        entry = None
+    if entry is None or entry.filemode in (FileMode.TREE, FileMode.COMMIT):
+        return {"exists": False, "binary": False, "text": ""}
+    blob = repo[entry.id]
+    if blob.size > LIMITS.max_bytes:
+        return {"exists": True, "binary": False, "tooLarge": True, "size": blob.size, "text": ""}
+    data = blob.data
+    if is_binary(data):
+        return {"exists": True, "binary": True, "size": blob.size, "text": ""}
+    return {
+        "exists": True,
+        "binary": False,
+        "size": blob.size,
+        "text": data.decode(errors="replace"),
+    }
 
 
 def diff_trees(

@@ -242,7 +242,9 @@ async def redo(ls: TurnbackServer, raw: Any) -> Any:
 @server.feature("snapshot/list")
 async def list_turns(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        return engine.list(p.string("session"), p.integer("limit", minimum=1))
+        return engine.list(
+            p.string("session"), p.integer("limit", minimum=1), p.boolean("includeFiles")
+        )
 
     return await ls.run(raw, work)
 
@@ -254,6 +256,21 @@ async def diff(ls: TurnbackServer, raw: Any) -> Any:
         return engine.diff(
             p.string("session"), p.turn(), p.string("path"), 3 if context is None else context
         )
+
+    return await ls.run(raw, work)
+
+
+@server.feature("snapshot/fileContent")
+async def file_content(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, *_: Any):
+        turn = p.turn()
+        path = p.string("path")
+        if turn is None:
+            raise InvalidParams("turn", "is required")
+        if path is None:
+            raise InvalidParams("path", "is required")
+        side = p.choice("side", ("before", "after"), "after")
+        return engine.file_content(p.string("session"), turn, path, side)
 
     return await ls.run(raw, work)
 
