@@ -103,9 +103,19 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
 
 
 def run_command(args: argparse.Namespace) -> dict[str, Any]:
-    from .engine import Engine, RestoreOptions
+    from .engine import Engine
 
     engine = Engine(os.path.abspath(args.workspace))
+    try:
+        return _dispatch(engine, args)
+    finally:
+        for message in engine.take_recovered():
+            print(f"turnback: {message}", file=sys.stderr)
+
+
+def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from .engine import RestoreOptions
+
     if args.command == "capture":
         metadata = None
         if args.metadata is not None:

@@ -9,7 +9,8 @@ acting on one repository at once are serialised.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -17,14 +18,18 @@ import pygit2
 
 from . import turndiff
 from .config import Settings
+from .durability import make_durable
 from .errors import (
     Cancelled,
     InvalidParams,
     NoOpenTurn,
     RequestFailed,
+    RestoreFailed,
 )
+from .journal import Journal
 from .locking import repository_lock
 from .repository import WorkspaceRepo, open_workspace
+from .restore import RestoreError, apply_plan
 from .scanner import Progress, Scanner, Snapshot
 from .timeline import (
     ACTIVE,
@@ -35,8 +40,9 @@ from .timeline import (
     now_rfc3339,
     signature,
 )
-from .treeops import changed_paths, entry_at
+from .treeops import changed_paths, entry_at, is_dir_in
 from .undo_redo import RestoreOptions, Restorer
+from .workwriter import WorkWriter
 
 CancelCheck = Callable[[], bool]
 
@@ -58,6 +64,8 @@ class Engine:
         self.ws: WorkspaceRepo = open_workspace(folder)
         self.settings = settings or Settings()
         self.store = TimelineStore(self.ws)
+        self.journal = Journal(self.repo, self.ws.ref_prefix)
+        self.recovered: list[str] = []
         self.scanner = Scanner(self.ws)
         self.restorer = Restorer(self)
         self._lock = threading.RLock()
@@ -68,8 +76,50 @@ class Engine:
 
     # ---- helpers -------------------------------------------------------------------------
 
-    def _locked(self):  # noqa: ANN202 - a context manager
-        return repository_lock(self.ws.lock_path)
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The repository lock, with any operation a crash interrupted recovered first."""
+        with repository_lock(self.ws.lock_path):
+            self._recover()
+            yield
+
+    def _recover(self) -> None:
+        intent = self.journal.pending()
+        if intent is None:
+            return
+        if self.store.ref_target(intent.session) == intent.timeline_after:
+            self.journal.end()  # the files were all written before the commit point
+            self.recovered.append(
+                f"turnback finished an interrupted {intent.operation} in session "
+                f"'{intent.session}'."
+            )
+            return
+        saved = self.tree(intent.saved)
+        back = {path: entry_at(saved, path) for path in intent.writes}
+        try:
+            apply_plan(
+                WorkWriter(self.ws.root, self.repo), back, saved, lambda d: is_dir_in(saved, d)
+            )
+        except RestoreError as failed:
+            raise RestoreFailed(
+                f"turnback could not roll back an interrupted {intent.operation} "
+                f"({failed.path}: {failed.cause}); it will retry. The state before it is "
+                f"commit {intent.saved}.",
+                path=failed.path,
+                rolledBack=False,
+                saved=intent.saved,
+            ) from failed
+        make_durable(self.ws.root)
+        self.journal.end()
+        self.recovered.append(
+            f"turnback rolled back an interrupted {intent.operation} in session "
+            f"'{intent.session}': {len(back)} files are as they were before it."
+        )
+
+    def take_recovered(self) -> list[str]:
+        """Messages about interrupted operations recovered since the last call."""
+        messages, self.recovered = self.recovered, []
+        return messages
 
     def resolve_session(self, session: str | None) -> str:
         return check_session(session) or self.store.default_session()

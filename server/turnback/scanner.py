@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
+from . import faults
 from .config import Settings
 from .errors import Cancelled
 from .repository import WorkspaceRepo
@@ -161,6 +162,7 @@ class Scanner:
         sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
         commit = self.ws.repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
         self.ws.repo.references.create(self.anchor_ref, commit, force=True)
+        faults.step("scan cache anchor")
 
     def capture(
         self,

@@ -19,6 +19,7 @@ from typing import Any
 
 import pygit2
 
+from . import faults
 from .repository import WorkspaceRepo
 
 ACTIVE = "active"
@@ -181,6 +182,20 @@ class TimelineStore:
         return max(timelines, key=lambda t: t.last_capture_at).session
 
     def save(self, timeline: Timeline) -> None:
+        self.commit(timeline.session, self.prepare(timeline))
+
+    def ref_target(self, session: str) -> str | None:
+        ref = self.repo.references.get(self.ref_name(session))
+        return str(ref.target) if ref is not None else None
+
+    def commit(self, session: str, commit: str) -> None:
+        """Points the session at a prepared timeline commit: the moment a change is made."""
+        self.repo.references.create(self.ref_name(session), pygit2.Oid(hex=commit), force=True)
+        faults.step("timeline ref")
+        self.touch()
+
+    def prepare(self, timeline: Timeline) -> str:
+        """Writes the timeline as a commit that no ref names yet."""
         timeline.updated_at = now_rfc3339()
         data = json.dumps(timeline.to_json(), indent=1, ensure_ascii=False).encode()
         builder = self.repo.TreeBuilder()
@@ -198,13 +213,13 @@ class TimelineStore:
             builder.write(),
             [pygit2.Oid(hex=p) for p in parents],
         )
-        self.repo.references.create(self.ref_name(timeline.session), oid, force=True)
-        self.touch()
+        return str(oid)
 
     def delete(self, session: str) -> None:
         ref = self.ref_name(session)
         if ref in self.repo.references:
             self.repo.references.delete(ref)
+            faults.step("timeline ref deleted")
         self.touch()
 
     def touch(self) -> None:

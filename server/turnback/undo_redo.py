@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from .durability import make_durable
 from .errors import Conflict, RequestFailed, RestoreFailed
 from .ignore_rules import TreeIgnoreRules
+from .journal import Intent
 from .repository import WorkspaceRepo
 from .restore import Plan, RestoreError, Step, apply_plan, compose, make_plan
 from .scanner import Progress, Snapshot
@@ -80,16 +82,15 @@ class Restorer:
         tracks = self.engine.scanner.user_index.tracks
         return lambda path: rules.is_ignored(path) and (self.engine.ws.shadow or not tracks(path))
 
-    def _restore(
+    def _plan(
         self,
-        timeline: Timeline,
         steps: list[Step],
         snap: Snapshot,
-        saved_commit: str,
         options: RestoreOptions,
         check_conflicts: bool,
         operation: str,
     ) -> Plan:
+        """What the restore would do; raises Conflict unless forced."""
         moves = compose(steps)
         current = self.engine.repo[snap.tree]
         final_target = steps[-1].target
@@ -105,13 +106,37 @@ class Restorer:
         )
         if plan.conflicts and not options.force:
             raise Conflict(plan.conflicts, operation)
-        if options.dry_run:
-            return plan
-        writer = WorkWriter(self.engine.ws.root, self.engine.repo)
+        return plan
+
+    def _apply(
+        self,
+        operation: str,
+        timeline: Timeline,
+        plan: Plan,
+        snap: Snapshot,
+        saved_commit: str,
+        final_target: pygit2.Tree | None,
+    ) -> None:
+        """Journal, write, make durable, commit the timeline, drop the journal."""
+        engine = self.engine
+        prepared = engine.store.prepare(timeline)
+        intent = Intent(
+            operation,
+            timeline.session,
+            plan.writes,
+            saved_commit,
+            engine.store.ref_target(timeline.session),
+            prepared,
+        )
+        engine.journal.begin(intent)
+        writer = WorkWriter(engine.ws.root, engine.repo)
+        saved = engine.repo[snap.tree]
         try:
-            apply_plan(writer, plan.writes, current, lambda d: is_dir_in(final_target, d))
+            apply_plan(writer, plan.writes, saved, lambda d: is_dir_in(final_target, d))
         except RestoreError as failed:
-            state = "rolled back" if failed.rolled_back else "NOT fully rolled back"
+            if failed.rolled_back:
+                engine.journal.end()  # else the next operation's recovery retries the rollback
+            state = "rolled back" if failed.rolled_back else "NOT yet rolled back"
             raise RestoreFailed(
                 f"{operation.capitalize()} failed writing {failed.path} ({failed.cause}); "
                 f"the files already written were {state}. The saved state is commit "
@@ -120,7 +145,9 @@ class Restorer:
                 rolledBack=failed.rolled_back,
                 saved=saved_commit,
             ) from failed
-        return plan
+        make_durable(engine.ws.root)
+        engine.store.commit(timeline.session, prepared)
+        engine.journal.end()
 
     def _result(
         self, timeline: Timeline, turns: list[TurnRecord], plan: Plan, verb: str, dry: bool
@@ -178,14 +205,14 @@ class Restorer:
             snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
         )
         step = Step(paths, self.engine.tree(newest.after), self.engine.tree(oldest.before))
-        plan = self._restore(timeline, [step], snap, saved, options, newest.sealed, "undo")
+        plan = self._plan([step], snap, options, newest.sealed, "undo")
         if not options.dry_run:
             for turn in batch:
                 turn.state = UNDONE
                 turn.batch = [oldest.turn, newest.turn]
                 turn.replaced = None
             newest.replaced = saved
-            self.engine.store.save(timeline)
+            self._apply("undo", timeline, plan, snap, saved, step.target)
         result = {
             "turnsUndone": len(batch),
             **self._result(timeline, list(reversed(batch)), plan, "Undid", options.dry_run),
@@ -217,7 +244,7 @@ class Restorer:
         touched = set().union(*(set(step.paths) for step in steps))
         snap = self.engine.capture_paths(steps[0].expected, touched)
         saved = self.engine.snapshot_commit(snap, "turnback: state replaced by redo\n")
-        plan = self._restore(timeline, steps, snap, saved, options, True, "redo")
+        plan = self._plan(steps, snap, options, True, "redo")
         if not options.dry_run:
             for turn in turns:
                 turn.state = ACTIVE
@@ -225,7 +252,7 @@ class Restorer:
                 turn.batch = None
             if options.force and plan.conflicts:
                 timeline.rescued = (timeline.rescued + [saved])[-20:]
-            self.engine.store.save(timeline)
+            self._apply("redo", timeline, plan, snap, saved, steps[-1].target)
         result = {
             "turnsRedone": len(turns),
             **self._result(timeline, turns, plan, "Redid", options.dry_run),

@@ -18,6 +18,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
+from . import faults
 from .treeops import Entry
 
 
@@ -89,6 +90,7 @@ class WorkWriter:
             if os.path.isdir(target) and not os.path.islink(target):
                 os.rmdir(target)  # only an empty directory; a full one raises and rolls back
             os.replace(temp, target)
+            faults.step("file written")
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)
@@ -106,6 +108,7 @@ class WorkWriter:
         if stat.S_ISDIR(st.st_mode):
             return
         os.unlink(target)
+        faults.step("file deleted")
         self._prune_empty_dirs(parts[:-1], keep_dir)
 
     def _prune_empty_dirs(self, parts: list[str], keep_dir: Callable[[str], bool]) -> None:

@@ -162,7 +162,13 @@ class TurnbackServer(LanguageServer):
             def cancelled() -> bool:
                 return msg_id is not None and self.protocol.is_cancelled(msg_id)
 
-            return await asyncio.to_thread(work, engine, params, cancelled, progress)
+            try:
+                return await asyncio.to_thread(work, engine, params, cancelled, progress)
+            finally:
+                for message in engine.take_recovered():
+                    self.window_show_message(
+                        types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+                    )
         except TurnbackError as error:
             raise to_rpc_error(error) from None
         except JsonRpcException:

@@ -1,0 +1,78 @@
+"""The intent of a restore, written to git before any file is touched.
+
+A restore records, under one ref, the files it will write, the saved state
+they are being replaced from, and the timeline commit that will mark it done.
+Then it writes the files, makes them durable, moves the timeline ref (the
+commit point) and drops the journal. A process that finds a journal left by a
+crash (kill -9, power loss) rolls the files back to the saved state if the
+timeline ref never moved, or just drops the journal if it did: the work tree
+is always a whole state, before or after, and agrees with the timeline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pygit2
+
+from . import faults
+from .timeline import signature
+from .treeops import Entry
+
+
+@dataclass
+class Intent:
+    operation: str
+    session: str
+    writes: dict[str, Entry | None]
+    saved: str
+    timeline_before: str | None
+    timeline_after: str
+
+
+class Journal:
+    def __init__(self, repo: pygit2.Repository, ref_prefix: str) -> None:
+        self.repo = repo
+        self.ref = f"{ref_prefix}/journal"
+
+    def begin(self, intent: Intent) -> None:
+        data = {
+            "operation": intent.operation,
+            "session": intent.session,
+            "writes": {p: (list(e) if e else None) for p, e in intent.writes.items()},
+            "saved": intent.saved,
+            "timelineBefore": intent.timeline_before,
+            "timelineAfter": intent.timeline_after,
+        }
+        builder = self.repo.TreeBuilder()
+        blob = self.repo.create_blob(json.dumps(data).encode())
+        builder.insert("journal.json", blob, pygit2.GIT_FILEMODE_BLOB)
+        parents = [pygit2.Oid(hex=intent.saved), pygit2.Oid(hex=intent.timeline_after)]
+        sig = signature()
+        commit = self.repo.create_commit(
+            None, sig, sig, f"turnback journal: {intent.operation}\n", builder.write(), parents
+        )
+        self.repo.references.create(self.ref, commit, force=True)
+        faults.step("journal begin")
+
+    def pending(self) -> Intent | None:
+        ref = self.repo.references.get(self.ref)
+        if ref is None:
+            return None
+        commit = self.repo[ref.target]
+        data: dict[str, Any] = json.loads(self.repo[commit.tree["journal.json"].id].data)
+        return Intent(
+            operation=data["operation"],
+            session=data["session"],
+            writes={p: (Entry(e[0], e[1]) if e else None) for p, e in data["writes"].items()},
+            saved=data["saved"],
+            timeline_before=data["timelineBefore"],
+            timeline_after=data["timelineAfter"],
+        )
+
+    def end(self) -> None:
+        if self.ref in self.repo.references:
+            self.repo.references.delete(self.ref)
+            faults.step("journal end")
