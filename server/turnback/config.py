@@ -31,6 +31,11 @@ DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
 )
 #: Turns kept per session before the oldest are pruned: bounds what old snapshots keep alive.
 DEFAULT_TURNS_PER_SESSION = 100
+#: A snapshot holding more files than this is a mistake (a home directory, a disk root):
+#: three times the largest repositories the benchmarks hold turnback to.
+DEFAULT_SNAPSHOT_FILE_LIMIT = 1_000_000
+#: New content one capture may write to the object database; beyond it, stop, don't fill the disk.
+DEFAULT_CAPTURE_BYTE_LIMIT = 2 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,8 @@ class Settings:
     excluded_directories: tuple[str, ...] = DEFAULT_EXCLUDED_DIRS
     turns_per_session: int = DEFAULT_TURNS_PER_SESSION
     code_lens: bool = True
+    snapshot_file_limit: int = DEFAULT_SNAPSHOT_FILE_LIMIT
+    capture_byte_limit: int = DEFAULT_CAPTURE_BYTE_LIMIT
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)

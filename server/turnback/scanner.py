@@ -21,10 +21,10 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
 from . import faults
 from .config import Settings
-from .errors import Cancelled
+from .errors import Cancelled, WorkspaceTooLarge
 from .repository import WorkspaceRepo
 from .treeops import Entry, tree_with
-from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy
+from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy, too_many_files
 from .workwriter import under_real_dirs
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners,
@@ -173,7 +173,7 @@ class Scanner:
         """Brings the private index in line with the work tree and writes its tree."""
         try:
             return self._capture(settings, progress, cancelled)
-        except Cancelled:
+        except (Cancelled, WorkspaceTooLarge):
             self._index = None  # drop unanchored in-memory entries; reload the saved cache
             raise
         except pygit2.GitError as error:
@@ -241,15 +241,15 @@ class Scanner:
             self._revalidate_untracked(index, policy, skipped, changed)
         self._last_settings = settings
 
-        total = len(to_add)
         root = str(self.ws.root)
-        for done, path in enumerate(to_add, 1):
+        found = self._within_limits(index, to_add, settings)
+        total = len(found)
+        for done, (path, st) in enumerate(found, 1):
             if done % 200 == 0:
                 check_cancel()
                 report(f"Hashing changed files ({done}/{total})", done * 100 // total)
             full = os.path.join(root, path)
             try:
-                st = os.lstat(full)
                 oid = hash_path(self.ws.repo, full, st)
             except OSError:  # vanished or unreadable between the scan and now
                 if path in index:
@@ -262,6 +262,35 @@ class Scanner:
         self._anchor(tree)
         index.write()
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _within_limits(
+        self, index: pygit2.Index, paths: list[str], settings: Settings
+    ) -> list[tuple[str, os.stat_result]]:
+        """The files to hash with their stat, or WorkspaceTooLarge before anything is written."""
+        count = len(index) + sum(path not in index for path in paths)
+        if count > settings.snapshot_file_limit:
+            raise too_many_files(count, settings.snapshot_file_limit)
+        found: list[tuple[str, os.stat_result]] = []
+        total = 0
+        root = str(self.ws.root)
+        for path in paths:
+            try:
+                st = os.lstat(os.path.join(root, path))
+            except OSError:
+                if path in index:
+                    index.remove(path)
+                continue
+            total += st.st_size
+            found.append((path, st))
+        if total > settings.capture_byte_limit:
+            raise WorkspaceTooLarge(
+                f"Capture stopped: it would write {total:,} bytes of new content (limit "
+                f"{settings.capture_byte_limit:,}, the captureByteLimit setting). Ignore large "
+                "data in .gitignore or raise the limit. Nothing was recorded.",
+                bytes=total,
+                limit=settings.capture_byte_limit,
+            )
+        return found
 
     def capture_paths(
         self, settings: Settings, base: pygit2.Tree | None, paths: set[str]

@@ -17,11 +17,22 @@ from pathlib import Path
 import pygit2
 
 from .config import Settings
+from .errors import WorkspaceTooLarge
 
 TOO_LARGE = "tooLarge"
 TOO_MANY_FILES = "tooManyFiles"
 EXCLUDED_DIRECTORY = "excludedDirectory"
 NESTED_REPOSITORY = "nestedRepository"
+
+
+def too_many_files(count: int, limit: int) -> WorkspaceTooLarge:
+    return WorkspaceTooLarge(
+        f"Capture stopped: the snapshot would hold more than {limit:,} files (found {count:,} "
+        "so far). Is the workspace folder the project (not a home directory)? Ignore bulk "
+        "data in .gitignore, or raise the snapshotFileLimit setting. Nothing was recorded.",
+        files=count,
+        limit=limit,
+    )
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,8 @@ class UntrackedPolicy:
         self.plain_folder = plain_folder
         self._excluded = set(settings.excluded_directories)
         self._dir_verdicts: dict[str, Skipped | None] = {}
+        #: Files found by walks; a runaway walk (a home directory) stops at the snapshot limit.
+        self.walked = 0
 
     def ignored(self, path: str) -> bool:
         try:
@@ -145,6 +158,9 @@ class UntrackedPolicy:
                 verdict = self.file_verdict(rel, entry.stat(follow_symlinks=False))
                 if verdict is None:
                     captured.append(rel)
+                    self.walked += 1
+                    if self.walked > self.settings.snapshot_file_limit:
+                        raise too_many_files(self.walked, self.settings.snapshot_file_limit)
                 elif verdict is not IGNORED:
                     skipped.append(verdict)
         return captured, skipped
