@@ -9,6 +9,7 @@ acting on one repository at once are serialised.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -16,7 +17,7 @@ from typing import Any
 
 import pygit2
 
-from . import turndiff
+from . import fswatch, turndiff
 from .config import Settings
 from .durability import make_durable
 from .errors import (
@@ -46,6 +47,10 @@ from .workwriter import WorkWriter
 
 CancelCheck = Callable[[], bool]
 
+#: Even with a watcher, a full scan runs at least this often: a safety net for changes
+#: inotify cannot see (network file systems, writes through mmap).
+FULL_SCAN_INTERVAL = 300.0
+
 
 def check_session(session: Any) -> str | None:
     if session is None:
@@ -65,6 +70,9 @@ class Engine:
         self.settings = settings or Settings()
         self.store = TimelineStore(self.ws)
         self.journal = Journal(self.repo, self.ws.ref_prefix)
+        self.watcher: fswatch.Watcher | None = None
+        self._last_full_scan: float | None = None
+        self._seen_exclude = self._exclude_stamp()
         self.recovered: list[str] = []
         self.scanner = Scanner(self.ws)
         self.restorer = Restorer(self)
@@ -139,7 +147,62 @@ class Engine:
 
     def capture_now(self, progress: Progress | None, cancelled: CancelCheck | None) -> Snapshot:
         with self._lock:
-            return self.scanner.capture(self.settings, progress, cancelled)
+            changed = self._watched_changes()
+            snap = self.scanner.capture(self.settings, progress, cancelled, changed)
+            if changed is None:
+                self._last_full_scan = time.monotonic()
+            return snap
+
+    # ---- the watcher -----------------------------------------------------------------------
+
+    def enable_watcher(self) -> bool:
+        """Watches the work tree so captures look only at changed paths (long-lived servers)."""
+        if not fswatch.available():
+            return False
+        with self._lock:
+            try:
+                self.watcher = fswatch.Watcher(str(self.ws.root), self._ignored_dir)
+            except OSError:
+                return False
+            self._last_full_scan = None  # what changed before the watch began is unknown
+        return True
+
+    def _ignored_dir(self, rel: str) -> bool:
+        try:
+            return self.repo.path_is_ignored(rel + "/")
+        except pygit2.GitError:
+            return False
+
+    def _exclude_stamp(self) -> float | None:
+        try:
+            return (self.ws.lock_path.parent.parent / "info" / "exclude").stat().st_mtime
+        except OSError:
+            return None
+
+    def _watched_changes(self) -> set[str] | None:
+        """Paths changed since the last capture, or None when only a full scan is sure."""
+        if self.watcher is None:
+            return None
+        changed = self.watcher.drain()
+        exclude = self._exclude_stamp()
+        if changed is None or self._last_full_scan is None:
+            return None
+        if time.monotonic() - self._last_full_scan > FULL_SCAN_INTERVAL:
+            return None
+        if exclude != self._seen_exclude or any(
+            p.rpartition("/")[2] == ".gitignore" for p in changed
+        ):
+            self._seen_exclude = exclude
+            return None  # ignore rules changed: every untracked verdict may have changed
+        return changed
+
+    def close(self) -> None:
+        """Saves the scan cache for the next process and stops watching."""
+        with self._lock:
+            self.scanner.flush()
+            if self.watcher is not None:
+                self.watcher.close()
+                self.watcher = None
 
     def capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:
         with self._lock:

@@ -17,6 +17,7 @@ import platformdirs
 import pygit2
 
 from .errors import NoWorkspace
+from .locking import repository_lock
 
 #: Overrides the per-user data directory (tests, portable installs).
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"
@@ -65,12 +66,13 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
     key = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
     home = data_dir() / "shadows" / f"{folder.name or 'root'}-{key}"
     git_dir = home / "repo.git"
-    if (git_dir / "HEAD").exists():
-        repo = pygit2.Repository(str(git_dir))
-    else:
-        home.mkdir(parents=True, exist_ok=True)
-        repo = pygit2.init_repository(str(git_dir), bare=True)
-        (home / "workdir").write_text(str(folder) + "\n")
+    home.mkdir(parents=True, exist_ok=True)
+    with repository_lock(home / "lock"):  # a server and the CLI may create it at once
+        if (git_dir / "HEAD").exists():
+            repo = pygit2.Repository(str(git_dir))
+        else:
+            repo = pygit2.init_repository(str(git_dir), bare=True)
+            (home / "workdir").write_text(str(folder) + "\n")
     # In memory only: the shadow's config never names the folder, the folder never names it.
     repo.workdir = str(folder)
     return WorkspaceRepo(

@@ -69,7 +69,8 @@ class UserIndex:
         self.index: pygit2.Index | None = None
         self.tree: pygit2.Tree | None = None
 
-    def refresh(self) -> None:
+    def refresh(self) -> bool:
+        """Reloads the user's index if its file changed; says whether it did."""
         path = self.ws.user_index_path
         try:
             st = os.stat(path) if path else None
@@ -77,17 +78,18 @@ class UserIndex:
             st = None
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
         if stamp == self._stamp and (self.index is not None or stamp is None):
-            return
+            return False
         self._stamp = stamp
         self.index, self.tree = None, None
         if st is None or path is None:
-            return
+            return True
         self.index = pygit2.Index(str(path))
         try:
             self.tree = self.ws.repo[self.index.write_tree(self.ws.repo)]  # type: ignore[assignment]
         except pygit2.GitError:  # a merge in progress: the index holds conflicts
             head = self.ws.head_commit()
             self.tree = self.ws.repo[head].tree if head else None  # type: ignore[union-attr]
+        return True
 
     def tracks(self, path: str) -> bool:
         return self.index is not None and path in self.index
@@ -112,6 +114,8 @@ class Scanner:
         #: Anchors the private index's tree: it names blobs no timeline may reference yet.
         self.anchor_ref = f"{ws.ref_prefix}/index"
         self._last_settings: Settings | None = None
+        #: The tree of the private index as last written, for path-wise updates.
+        self._tree: pygit2.Oid | None = None
 
     def _private_index(self) -> pygit2.Index:
         if self._index is None:
@@ -140,6 +144,7 @@ class Scanner:
     def _reseed(self) -> None:
         """Starts the private index again from the user's (its stat cache), or empty."""
         self._index = None
+        self._tree = None
         self._index_path.unlink(missing_ok=True)
         user = self.ws.user_index_path
         if user is not None and user.exists():
@@ -169,12 +174,20 @@ class Scanner:
         settings: Settings,
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
+        changed: set[str] | None = None,
     ) -> Snapshot:
-        """Brings the private index in line with the work tree and writes its tree."""
+        """Brings the private index in line with the work tree and writes its tree.
+
+        With `changed` (every path that may have changed since the last capture, from a
+        watcher) only those paths are looked at; without it, the whole work tree is.
+        """
         try:
+            if changed is not None and self._index is not None and settings == self._last_settings:
+                return self._capture_changed(settings, changed)
             return self._capture(settings, progress, cancelled)
         except (Cancelled, WorkspaceTooLarge):
             self._index = None  # drop unanchored in-memory entries; reload the saved cache
+            self._tree = None
             raise
         except pygit2.GitError as error:
             if "not found" not in str(error):
@@ -260,8 +273,83 @@ class Scanner:
         report("Writing the snapshot", None)
         tree = index.write_tree(self.ws.repo)
         self._anchor(tree)
+        self._tree = tree
         index.write()
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _capture_changed(self, settings: Settings, changed: set[str]) -> Snapshot:
+        """The watcher's path: look only at what changed; costs grow with the change.
+
+        The new tree is the last one with the changed paths set or removed (`tree_with`),
+        so no other tree object is read or written.
+        """
+        user_index_changed = self.user_index.refresh()
+        index = self._private_index()
+        if self._tree is None or user_index_changed:
+            # Who tracks what changed (git add, commit): re-check every untracked verdict.
+            return self._capture(settings, None, None)
+        policy = UntrackedPolicy(
+            self.ws.root,
+            self.ws.repo,
+            settings,
+            tracked_dir=self.user_index.tracks_dir,
+            plain_folder=self.ws.shadow,
+        )
+        root = str(self.ws.root)
+        skipped: dict[str, Skipped] = {}
+        changes: dict[str, Entry | None] = {}
+        to_add: list[str] = []
+
+        def drop(path: str) -> None:
+            if path in index:
+                index.remove(path)
+            changes[path] = None
+
+        for path in sorted(changed):
+            try:
+                st = os.lstat(os.path.join(root, path)) if under_real_dirs(root, path) else None
+            except OSError:
+                st = None
+            if st is None or stat.S_ISDIR(st.st_mode):
+                drop(path)  # a file that is gone or became a directory; a directory gone
+                if st is None:
+                    index.remove_all([path + "/"])
+                continue
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                continue
+            if not self.ws.shadow and self.user_index.tracks(path):
+                to_add.append(path)
+                continue
+            verdict = policy.file_verdict(path, st)
+            if verdict is None:
+                to_add.append(path)
+                continue
+            drop(path)
+            if verdict is not IGNORED:
+                skipped[verdict.path] = verdict
+                if verdict.path != path:  # a whole directory is now left out
+                    index.remove_all([verdict.path + "/"])
+                    changes[verdict.path] = None
+        for path, st in self._within_limits(index, to_add, settings):
+            try:
+                oid = hash_path(self.ws.repo, os.path.join(root, path), st)
+            except OSError:
+                drop(path)
+                continue
+            entry = Entry(str(oid), file_mode(st))
+            index.add(pygit2.IndexEntry(path, oid, entry.mode))
+            changes[path] = entry
+        tree = tree_with(self.ws.repo, self.ws.repo[self._tree], changes)
+        self._anchor(tree)
+        self._tree = tree
+        # The index file is rewritten by the next full scan: the anchor already keeps
+        # everything this in-memory index names, and a stale file is simply reseeded.
+        return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def flush(self) -> None:
+        """Saves the in-memory stat cache, so the next process starts warm."""
+        if self._index is not None:
+            self._index.write()
 
     def _within_limits(
         self, index: pygit2.Index, paths: list[str], settings: Settings

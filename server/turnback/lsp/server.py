@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,7 @@ class TurnbackServer(LanguageServer):
         super().__init__("turnback", __version__, protocol_cls=TurnbackProtocol, max_workers=4)
         self.settings = Settings()
         self.engines: dict[str, Engine] = {}
+        self._engines_lock = threading.Lock()
         #: Document versions as opened or last saved: a later version holds edits.
         self.clean_versions: dict[str, int | None] = {}
         self.watcher = TimelineWatcher(self)
@@ -83,9 +85,14 @@ class TurnbackServer(LanguageServer):
 
     def engine_for(self, workspace: str | None) -> Engine:
         folder = str(Path(self.folder_for(workspace)).resolve())
+        with self._engines_lock:  # requests and `initialized` may ask at once
+            return self._engine(folder)
+
+    def _engine(self, folder: str) -> Engine:
         engine = self.engines.get(folder)
         if engine is None:
             engine = Engine(folder, self.settings)
+            engine.enable_watcher()  # a long-lived server: captures look only at what changed
             self.engines[folder] = engine
             self.watcher.watch(engine)
         return engine
@@ -309,6 +316,12 @@ async def on_initialized(ls: TurnbackServer, _params: types.InitializedParams) -
         except TurnbackError as error:
             logger.info("not watching %s: %s", folder, error.message)
     ls.watcher.start()
+
+
+@server.feature(types.SHUTDOWN)
+async def on_shutdown(ls: TurnbackServer, _params: None) -> None:
+    for engine in list(ls.engines.values()):
+        await asyncio.to_thread(engine.close)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

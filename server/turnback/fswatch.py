@@ -1,0 +1,148 @@
+"""Which paths changed since the last capture, from the kernel (Linux inotify).
+
+Events are queued by the kernel while the writer's system call runs, so draining
+the queue when a capture starts sees every change finished before the capture
+was asked for: no race with an agent that writes and captures at once. Anything
+that could lose an event (queue overflow, a watch limit, a directory moved in
+from outside, an error) makes `drain` answer None, and the caller falls back to
+a full scan. Ignored directories and `.git` are not watched.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import struct
+from collections.abc import Callable
+
+_IN_MODIFY = 0x002
+_IN_ATTRIB = 0x004
+_IN_CLOSE_WRITE = 0x008
+_IN_MOVED_FROM = 0x040
+_IN_MOVED_TO = 0x080
+_IN_CREATE = 0x100
+_IN_DELETE = 0x200
+_IN_DELETE_SELF = 0x400
+_IN_MOVE_SELF = 0x800
+_IN_Q_OVERFLOW = 0x4000
+_IN_IGNORED = 0x8000
+_IN_ISDIR = 0x40000000
+_IN_ONLYDIR = 0x01000000
+_IN_DONT_FOLLOW = 0x02000000
+_IN_NONBLOCK = os.O_NONBLOCK
+_IN_CLOEXEC = os.O_CLOEXEC
+_MASK = (
+    _IN_MODIFY
+    | _IN_ATTRIB
+    | _IN_CLOSE_WRITE
+    | _IN_MOVED_FROM
+    | _IN_MOVED_TO
+    | _IN_CREATE
+    | _IN_DELETE
+    | _IN_DELETE_SELF
+    | _IN_MOVE_SELF
+    | _IN_ONLYDIR
+    | _IN_DONT_FOLLOW
+)
+_EVENT = struct.Struct("iIII")
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+
+
+def available() -> bool:
+    return hasattr(_libc, "inotify_init1")
+
+
+class Watcher:
+    """Watches every directory under `root` that `skip_dir` does not rule out."""
+
+    def __init__(self, root: str, skip_dir: Callable[[str], bool]) -> None:
+        self.root = root.rstrip("/")
+        self.skip_dir = skip_dir
+        self.fd = _libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self.dirs: dict[int, str] = {}
+        self.lost = False
+        self.changed: set[str] = set()
+        self._watch_tree("")
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def _watch(self, rel: str) -> bool:
+        full = os.path.join(self.root, rel) if rel else self.root
+        wd = _libc.inotify_add_watch(self.fd, os.fsencode(full), _MASK)
+        if wd < 0:
+            code = ctypes.get_errno()
+            if code not in (errno.ENOENT, errno.ENOTDIR):
+                self.lost = True  # ENOSPC (watch limit), EACCES...: we are blind there
+            return False
+        self.dirs[wd] = rel
+        return True
+
+    def _watch_tree(self, top: str) -> None:
+        """Watches `top` and the directories below it; reports files already there."""
+        stack = [top]
+        while stack:
+            rel = stack.pop()
+            if not self._watch(rel):
+                continue
+            try:
+                entries = list(os.scandir(os.path.join(self.root, rel) if rel else self.root))
+            except OSError:
+                continue
+            for entry in entries:
+                child = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != ".git" and not self.skip_dir(child):
+                        stack.append(child)
+                elif top:  # a directory that appeared: its files are news too
+                    self.changed.add(child)
+
+    def drain(self) -> set[str] | None:
+        """Paths changed since the last drain, or None when some change may be unknown."""
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                break
+            self._parse(data)
+        if self.lost:
+            self.lost = False
+            self.changed = set()
+            return None
+        changed, self.changed = self.changed, set()
+        return changed
+
+    def _parse(self, data: bytes) -> None:
+        offset = 0
+        while offset < len(data):
+            wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
+            offset += _EVENT.size
+            name = data[offset : offset + length].rstrip(b"\0").decode(errors="surrogateescape")
+            offset += length
+            if mask & _IN_Q_OVERFLOW:
+                self.lost = True
+                continue
+            parent = self.dirs.get(wd)
+            if mask & _IN_IGNORED:
+                self.dirs.pop(wd, None)
+                continue
+            if parent is None:
+                continue
+            if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+                if not parent:
+                    self.lost = True  # the root itself went away or moved
+                continue
+            rel = f"{parent}/{name}" if parent else name
+            if name == ".git":
+                continue
+            self.changed.add(rel)
+            created = mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO)
+            if created and not self.skip_dir(rel):
+                self._watch_tree(rel)
