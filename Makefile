@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint format bench clean
+.PHONY: install demo test test-python test-vscode vsix lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +17,24 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
-test: $(STAMP)
+test: test-python test-vscode
+
+test-python: $(STAMP)
 	$(PY) -m ruff check server tests scripts
 	$(PY) -m ruff format --check server tests scripts
 	$(PY) -m pytest
+
+# The VS Code extension: unit tests, then integration tests against the real server.
+client-vscode/node_modules/.installed: client-vscode/package-lock.json
+	cd client-vscode && npm ci --no-audit --no-fund
+	touch $@
+
+test-vscode: $(STAMP) client-vscode/node_modules/.installed
+	cd client-vscode && npm run build && TURNBACK_PYTHON=$(abspath $(PY)) npm test
+
+# The extension as an installable .vsix: client-vscode/turnback-<version>.vsix
+vsix: client-vscode/node_modules/.installed
+	cd client-vscode && npm run package
 
 lint: $(STAMP)
 	$(PY) -m ruff check server tests scripts
@@ -31,3 +45,4 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache server/*.egg-info
+	rm -rf client-vscode/node_modules client-vscode/dist client-vscode/*.vsix

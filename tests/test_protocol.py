@@ -410,3 +410,20 @@ async def test_cancelled_capture_is_all_or_nothing(client, repo: Path):
     fresh = await call(client, "snapshot/capture", {"label": "after cancels"})
     assert fresh["turn"] == sum(outcomes) + 1
     assert (await call(client, "snapshot/list", {}))["turns"][0]["id"] == fresh["id"]
+
+
+# Ensures undo and redo can name a turn: every turn down to (up to) it, never a guessed count.
+async def test_undo_and_redo_to_a_turn(client, repo: Path):
+    turns = []
+    for n in range(1, 4):
+        turns.append(await call(client, "snapshot/capture", {"label": f"t{n}"}))
+        write(repo, "src/app.py", f"print('after turn {n}')\n")
+    undone = await call(client, "snapshot/undo", {"turn": turns[1]["id"]})
+    assert [t["turn"] for t in undone["turns"]] == [3, 2]
+    assert read(repo, "src/app.py") == "print('after turn 1')\n"
+    redone = await call(client, "snapshot/redo", {"turn": 2})
+    assert [t["turn"] for t in redone["turns"]] == [2]
+    error = await rpc_error(client, "snapshot/undo", {"turn": 3})
+    assert error.code == -32602 and "turn" in error.message
+    listing = await call(client, "snapshot/list", {})
+    assert listing["workTree"] == repo.resolve().as_uri()

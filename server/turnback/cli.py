@@ -32,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     serve.add_argument("--log-file", help="write the server's log here")
 
     capture = sub.add_parser("capture", parents=[common], help="snapshot before/after a turn")
@@ -42,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     for name, what in (("undo", "undo the newest turns"), ("redo", "redo undone turns")):
         cmd = sub.add_parser(name, parents=[common], help=what)
         cmd.add_argument("-n", "--count", type=int, default=1)
+        cmd.add_argument("--turn", help=f"{name} every turn down/up to this one (number or id)")
         cmd.add_argument("--force", action="store_true", help="overwrite conflicting edits")
         cmd.add_argument("--dry-run", action="store_true", help="say what would change")
 
@@ -135,7 +137,12 @@ def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
             from .errors import InvalidParams
 
             raise InvalidParams("count", "must be >= 1")
-        options = RestoreOptions(count=args.count, force=args.force, dry_run=args.dry_run)
+        turn: Any = args.turn
+        if turn is not None and turn.isdigit():
+            turn = int(turn)
+        options = RestoreOptions(
+            count=args.count, force=args.force, dry_run=args.dry_run, turn=turn
+        )
         return getattr(engine, args.command)(args.session, options)
     if args.command == "list":
         return engine.list(args.session, args.limit)

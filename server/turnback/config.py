@@ -91,8 +91,7 @@ def settings_from_json(data: Any, base: Settings | None = None) -> tuple[Setting
     for key, value in data.items():
         spec = _FIELDS.get(key)
         if spec is None:
-            warnings.append(f"Unknown turnback setting '{key}' ignored")
-            continue
+            continue  # an editor's own keys share the section (e.g. VS Code's server, trace)
         if value is None:
             continue
         try:

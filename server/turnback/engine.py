@@ -358,6 +358,7 @@ class Engine:
                 item["files"] = turndiff.changed_files(self.repo, self.tree(record.before), end)
         return {
             "session": name,
+            "workTree": self.ws.root.as_uri(),
             "turns": listed,
             "canUndo": bool(timeline and timeline.active),
             "canRedo": bool(timeline and timeline.undone),
@@ -402,7 +403,11 @@ class Engine:
         record = self.find_turn(timeline, turn)
         old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
         files = turndiff.diff_trees(self.repo, old, new, rel, context)
-        return {"turn": self.turn_json(timeline, record), "files": files}  # type: ignore[arg-type]
+        return {
+            "turn": self.turn_json(timeline, record),  # type: ignore[arg-type]
+            "workTree": self.ws.root.as_uri(),
+            "files": files,
+        }
 
     def file_content(self, session: str | None, turn: Any, path: Any, side: str) -> dict[str, Any]:
         """A file as a turn found it ("before") or left it ("after"), for diff views."""
@@ -412,7 +417,13 @@ class Engine:
             record = self.find_turn(timeline, turn)
             old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
             content = turndiff.file_content(self.repo, old if side == "before" else new, rel)
-            return {"path": rel, "side": side, "turn": record.id, **content}
+            return {
+                "path": rel,
+                "side": side,
+                "turn": record.id,
+                "workTree": self.ws.root.as_uri(),
+                **content,
+            }
 
     def turn_trees(self, timeline: Timeline, record: TurnRecord) -> tuple[pygit2.Tree, pygit2.Tree]:
         """The trees a turn's diff runs between; "now" is a fresh capture of the work tree."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from .durability import make_durable
-from .errors import Conflict, RequestFailed, RestoreFailed
+from .errors import Conflict, InvalidParams, RequestFailed, RestoreFailed
 from .ignore_rules import TreeIgnoreRules
 from .journal import Intent
 from .repository import WorkspaceRepo
@@ -35,6 +35,8 @@ class RestoreOptions:
     count: int = 1
     force: bool = False
     dry_run: bool = False
+    #: Undo down to (redo up to) this turn, by number or id, instead of counting.
+    turn: int | str | None = None
     #: Work-tree paths open in an editor with unsaved changes: never overwritten silently.
     dirty: frozenset[str] = frozenset()
 
@@ -186,7 +188,13 @@ class Restorer:
         active = timeline.active if timeline else []
         if not timeline or not active:
             return _nothing("turnsUndone", "Nothing to undo")
-        batch = active[-options.count :]
+        if options.turn is not None:
+            target = self.engine.find_turn(timeline, options.turn)
+            if target.state != ACTIVE:
+                raise InvalidParams("turn", f"turn {target.turn} is not active: nothing to undo")
+            batch = [t for t in active if t.turn >= target.turn]
+        else:
+            batch = active[-options.count :]
         oldest, newest = batch[0], batch[-1]
         end = self.engine.end_tree(timeline, newest)
         paths: set[str] = set()
@@ -226,7 +234,13 @@ class Restorer:
         undone = timeline.undone if timeline else []
         if not timeline or not undone:
             return _nothing("turnsRedone", "Nothing to redo")
-        turns = undone[: options.count]
+        if options.turn is not None:
+            target = self.engine.find_turn(timeline, options.turn)
+            if target.state != UNDONE:
+                raise InvalidParams("turn", f"turn {target.turn} is not undone: nothing to redo")
+            turns = [t for t in undone if t.turn <= target.turn]
+        else:
+            turns = undone[: options.count]
         steps = []
         for turn in turns:
             low, high = turn.batch or [turn.turn, turn.turn]

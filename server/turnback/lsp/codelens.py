@@ -52,7 +52,7 @@ def lenses(
         revert = {"uri": uri, "turn": turn["id"], **hunk.to_json(), **target}
         for title, command, args in (
             (f"Agent turn {turn['turn']}", SHOW_DIFF, {**target, "turn": turn["id"]}),
-            ("Undo turn", UNDO, target),
+            ("Undo turn", UNDO, {**target, "turn": turn["id"]}),
             ("Revert hunk", REVERT_HUNK, revert),
             ("Show diff", SHOW_DIFF, {**target, "turn": turn["id"], "path": path}),
         ):

@@ -209,6 +209,7 @@ server = TurnbackServer()
 
 def _restore_options(params: Params, dirty: frozenset[str]) -> RestoreOptions:
     return RestoreOptions(
+        turn=params.turn(),
         count=params.integer("count", minimum=1) or 1,
         force=params.boolean("force"),
         dry_run=params.boolean("dryRun"),

@@ -1,0 +1,218 @@
+// The wire contract of `turnback serve` (see protocol.md at the repository root).
+// Types only and constants: no VS Code import, so tests and the integration suite share it.
+
+export const Methods = {
+    capture: 'snapshot/capture',
+    undo: 'snapshot/undo',
+    redo: 'snapshot/redo',
+    list: 'snapshot/list',
+    diff: 'snapshot/diff',
+    fileContent: 'snapshot/fileContent',
+    prune: 'snapshot/prune',
+    didChange: 'snapshot/didChange',
+} as const;
+
+/** Commands the server lists in `executeCommandProvider`; code lenses carry them. */
+export const ServerCommands = {
+    undo: 'turnback.undo',
+    redo: 'turnback.redo',
+    revertHunk: 'turnback.revertHunk',
+    showDiff: 'turnback.showDiff',
+    capture: 'turnback.capture',
+} as const;
+
+export const ErrorCodes = {
+    InvalidParams: -32602,
+    RequestFailed: -32803,
+    RequestCancelled: -32800,
+    MethodNotFound: -32601,
+    InternalError: -32603,
+} as const;
+
+/** Which work tree and session a request is about (both optional on the wire). */
+export interface Target {
+    /** File URI of a folder. */
+    workspace?: string;
+    session?: string;
+}
+
+export type TurnState = 'active' | 'undone';
+export type FileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
+
+export interface Skipped {
+    path: string;
+    reason: string;
+}
+
+export interface TurnFile {
+    path: string;
+    oldPath: string | null;
+    status: FileStatus;
+}
+
+export interface Turn {
+    id: string;
+    session: string;
+    turn: number;
+    label: string;
+    createdAt: string;
+    state: TurnState;
+    sealed: boolean;
+    sealedAt?: string;
+    metadata: Record<string, unknown> | null;
+    skipped: Skipped[];
+    /** Only with `snapshot/list` `includeFiles: true`. */
+    files?: TurnFile[];
+}
+
+export interface SessionInfo {
+    id: string;
+    turns: number;
+    updatedAt: string;
+}
+
+export interface ListParams extends Target {
+    limit?: number;
+    includeFiles?: boolean;
+}
+
+export interface ListResult {
+    session: string;
+    turns: Turn[];
+    canUndo: boolean;
+    canRedo: boolean;
+    sessions: SessionInfo[];
+}
+
+export interface CaptureParams extends Target {
+    label?: string;
+    phase?: 'before' | 'after';
+    metadata?: Record<string, unknown>;
+    workDoneToken?: string | number;
+}
+
+export interface RestoreParams extends Target {
+    count?: number;
+    /** Undo down to (redo up to) this turn, by number or id: exact even if turns were added meanwhile. */
+    turn?: number | string;
+    force?: boolean;
+    dryRun?: boolean;
+}
+
+export interface RestoredFile {
+    path: string;
+    action: 'modified' | 'created' | 'deleted';
+}
+
+export interface RestoreResult {
+    turnsUndone?: number;
+    turnsRedone?: number;
+    turns: Turn[];
+    files: RestoredFile[];
+    kept: Skipped[];
+    message: string;
+    dryRun: boolean;
+    headMoved?: { oldHead: string | null; newHead: string | null };
+}
+
+/** A turn by number or by id. */
+export type TurnRef = number | string;
+
+export interface DiffParams extends Target {
+    turn?: TurnRef;
+    path?: string;
+    context?: number;
+}
+
+export interface Hunk {
+    oldStart: number;
+    oldLines: number;
+    newStart: number;
+    newLines: number;
+}
+
+export interface FileDiff {
+    path: string;
+    oldPath: string | null;
+    status: FileStatus;
+    binary: boolean;
+    additions: number;
+    deletions: number;
+    hunks: Hunk[];
+    diff: string;
+    truncated?: true;
+}
+
+export interface DiffResult {
+    turn: Turn;
+    files: FileDiff[];
+}
+
+export type Side = 'before' | 'after';
+
+export interface FileContentParams extends Target {
+    turn: TurnRef;
+    path: string;
+    side?: Side;
+}
+
+export interface FileContentResult {
+    path: string;
+    side: Side;
+    turn: string;
+    exists: boolean;
+    binary: boolean;
+    text: string;
+    size?: number;
+    tooLarge?: boolean;
+}
+
+export interface PruneParams extends Target {
+    keep?: number;
+    olderThan?: string;
+}
+
+export interface PruneResult {
+    removedTurns: { session: string; turn: number; id: string }[];
+    removedSessions: string[];
+    message: string;
+}
+
+export interface DidChangeParams {
+    workspace: string;
+    session: string;
+}
+
+export interface RevertHunkResult {
+    applied: boolean;
+    message: string;
+}
+
+/** What a JSON-RPC error looks like once vscode-jsonrpc has turned it into a ResponseError. */
+export interface RpcErrorLike {
+    code: number;
+    message: string;
+    data?: unknown;
+}
+
+export interface ConflictError extends RpcErrorLike {
+    data: { reason: 'conflict'; files: string[] };
+}
+
+export function isRpcError(error: unknown): error is RpcErrorLike {
+    return (
+        typeof error === 'object' &&
+        error !== null &&
+        typeof (error as RpcErrorLike).code === 'number' &&
+        typeof (error as RpcErrorLike).message === 'string'
+    );
+}
+
+/** `-32803` with `data.reason: "conflict"`: undo/redo would overwrite the user's changes. */
+export function isConflict(error: unknown): error is ConflictError {
+    if (!isRpcError(error) || error.code !== ErrorCodes.RequestFailed) {
+        return false;
+    }
+    const data = error.data as { reason?: unknown; files?: unknown } | undefined;
+    return data?.reason === 'conflict' && Array.isArray(data.files);
+}

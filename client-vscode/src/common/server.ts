@@ -1,0 +1,151 @@
+// Starts, stops and restarts `turnback serve` (stdio) under vscode-languageclient.
+import { Disposable, EventEmitter, LogOutputChannel, WorkspaceFolder } from 'vscode';
+import {
+    LanguageClient,
+    LanguageClientOptions,
+    Middleware,
+    RevealOutputChannelOn,
+    ServerOptions,
+    State,
+} from 'vscode-languageclient/node';
+import { SERVER_ID, SERVER_NAME } from './constants';
+import { traceError, traceInfo } from './logging';
+import { DidChangeParams, Methods } from './protocol';
+import { resolveServerCommand, ServerCommand, serverExecutable, ServerNotFoundError } from './serverCommand';
+import { getLaunchSettings, getServerSettings, SERVER_SETTING_SECTIONS } from './settings';
+import { getWorkspaceFolders, showErrorMessage } from './vscodeapi';
+
+export interface ServerManagerOptions {
+    outputChannel: LogOutputChannel;
+    middleware: Middleware;
+    /** Shows the output channel and opens the settings, for the error message's buttons. */
+    showOutput(): void;
+    openSettings(): void;
+}
+
+export class ServerManager implements Disposable {
+    private client: LanguageClient | undefined;
+    private clientDisposables: Disposable[] = [];
+    private starting: Promise<void> | undefined;
+    private readonly stateEmitter = new EventEmitter<boolean>();
+    private readonly changeEmitter = new EventEmitter<DidChangeParams>();
+    /** Fires true when a server is running (after start), false when it stopped. */
+    readonly onDidChangeRunning = this.stateEmitter.event;
+    /** `snapshot/didChange` from whichever server is current. */
+    readonly onDidChangeTimeline = this.changeEmitter.event;
+
+    constructor(private readonly options: ServerManagerOptions) {}
+
+    /** The running client, if any: what requests go through. */
+    get current(): LanguageClient | undefined {
+        return this.client?.state === State.Running ? this.client : undefined;
+    }
+
+    /** Stops any server and starts a new one; serialised, so quick restarts do not overlap. */
+    restart(): Promise<void> {
+        const previous = this.starting ?? Promise.resolve();
+        const next = previous.then(() => this.doRestart());
+        this.starting = next.finally(() => {
+            if (this.starting === next) {
+                this.starting = undefined;
+            }
+        });
+        return next;
+    }
+
+    private async doRestart(): Promise<void> {
+        await this.stop();
+        const folder: WorkspaceFolder | undefined = getWorkspaceFolders()[0];
+        let command: ServerCommand;
+        try {
+            command = await resolveServerCommand(getLaunchSettings(folder));
+        } catch (error) {
+            const message = error instanceof ServerNotFoundError ? error.message : `turnback: ${(error as Error).message}`;
+            traceError(message);
+            void this.showStartFailure(message);
+            return;
+        }
+        traceInfo(`Starting the server (${command.source}): ${[command.command, ...command.args].join(' ')}`);
+        const serverOptions: ServerOptions = serverExecutable(command, folder?.uri.fsPath);
+        const clientOptions: LanguageClientOptions = {
+            documentSelector: [{ scheme: 'file' }],
+            outputChannel: this.options.outputChannel,
+            traceOutputChannel: this.options.outputChannel,
+            revealOutputChannelOn: RevealOutputChannelOn.Never,
+            initializationOptions: { turnback: getServerSettings() },
+            synchronize: {
+                // The server's own keys (not the whole "turnback" section, which holds client-only
+                // keys the server would report as unknown).
+                configurationSection: SERVER_SETTING_SECTIONS,
+            },
+            middleware: this.options.middleware,
+        };
+        const client = new LanguageClient(SERVER_ID, SERVER_NAME, serverOptions, clientOptions);
+        this.client = client;
+        this.clientDisposables.push(
+            client.onNotification(Methods.didChange, (params: DidChangeParams) => this.changeEmitter.fire(params)),
+            client.onDidChangeState((event) => {
+                if (client !== this.client) {
+                    return;
+                }
+                if (event.newState === State.Running) {
+                    this.stateEmitter.fire(true);
+                } else if (event.newState === State.Stopped) {
+                    this.stateEmitter.fire(false);
+                }
+            }),
+        );
+        try {
+            await client.start();
+            traceInfo(`Server started: ${client.initializeResult?.serverInfo?.name ?? ''} ${client.initializeResult?.serverInfo?.version ?? ''}`);
+        } catch (error) {
+            traceError('The server did not start:', error);
+            void this.showStartFailure(
+                `turnback: the server did not start (${[command.command, ...command.args].join(' ')}): ${(error as Error).message ?? error}. ` +
+                    'Install it with "pip install turnback", or set turnback.server.path to the turnback executable.',
+            );
+            if (this.client === client) {
+                this.client = undefined;
+            }
+            this.stateEmitter.fire(false);
+        }
+    }
+
+    private async showStartFailure(message: string): Promise<void> {
+        const choice = await showErrorMessage(message, 'Open Settings', 'Show Output');
+        if (choice === 'Open Settings') {
+            this.options.openSettings();
+        } else if (choice === 'Show Output') {
+            this.options.showOutput();
+        }
+    }
+
+    async stop(): Promise<void> {
+        const client = this.client;
+        this.client = undefined;
+        this.clientDisposables.forEach((d) => d.dispose());
+        this.clientDisposables = [];
+        if (!client) {
+            return;
+        }
+        try {
+            if (client.state !== State.Stopped) {
+                await client.stop(5000);
+            }
+        } catch (error) {
+            traceError('Stopping the server:', error);
+        }
+        try {
+            await client.dispose(2000);
+        } catch {
+            // already gone
+        }
+        this.stateEmitter.fire(false);
+    }
+
+    dispose(): void {
+        void this.stop();
+        this.stateEmitter.dispose();
+        this.changeEmitter.dispose();
+    }
+}

@@ -1,0 +1,131 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+vi.mock('../../src/common/vscodeapi', () => import('./fakes/vscodeapi'));
+
+import * as api from './fakes/vscodeapi';
+import { resolveServerCommand, ResolveDeps, serverExecutable, ServerNotFoundError, which } from '../../src/common/serverCommand';
+import { getLaunchSettings, getServerSettings, needsRestart, pickServerSettings, resolveVariables, SERVER_SETTING_SECTIONS } from '../../src/common/settings';
+import { canImportTurnback } from '../../src/common/python';
+import { findWorkTreeRoot } from '../../src/common/workTree';
+import { isConflict } from '../../src/common/protocol';
+
+beforeEach(() => api.resetVscodeApi());
+
+function deps(fields: Partial<ResolveDeps> = {}): ResolveDeps {
+    return {
+        which: () => undefined,
+        isFile: () => true,
+        canImport: async () => ({ ok: false, detail: "No module named 'turnback'" }),
+        platform: 'linux',
+        ...fields,
+    };
+}
+
+describe('which server to start', () => {
+    it('turnback.server.path first', async () => {
+        const cmd = await resolveServerCommand({ path: '/opt/turnback', python: '', args: ['--log-file', 'x'] }, deps({ which: () => '/usr/bin/turnback' }));
+        expect(cmd).toEqual({ command: '/opt/turnback', args: ['serve', '--log-file', 'x'], source: 'setting' });
+    });
+
+    it('a turnback.server.path that is not a file is an error naming the setting', async () => {
+        await expect(resolveServerCommand({ path: '/nope', python: '', args: [] }, deps({ isFile: () => false }))).rejects.toThrow(/turnback.server.path/);
+    });
+
+    it('then turnback on PATH', async () => {
+        const cmd = await resolveServerCommand({ path: '', python: '', args: [] }, deps({ which: (n) => (n === 'turnback' ? '/usr/bin/turnback' : undefined) }));
+        expect(cmd).toEqual({ command: '/usr/bin/turnback', args: ['serve'], source: 'PATH' });
+    });
+
+    it('then <python> -m turnback, python3 by default', async () => {
+        const canImport = vi.fn(async () => ({ ok: true }));
+        const cmd = await resolveServerCommand({ path: '', python: '', args: [] }, deps({ canImport }));
+        expect(cmd).toEqual({ command: 'python3', args: ['-m', 'turnback', 'serve'], source: 'python' });
+        expect(canImport).toHaveBeenCalledWith('python3');
+        const custom = await resolveServerCommand({ path: '', python: '/venv/bin/python', args: [] }, deps({ canImport }));
+        expect(custom.command).toBe('/venv/bin/python');
+        const windows = await resolveServerCommand({ path: '', python: '', args: [] }, deps({ canImport, platform: 'win32' }));
+        expect(windows.command).toBe('python');
+    });
+
+    it('none works: an error that says how to fix it', async () => {
+        const error = await resolveServerCommand({ path: '', python: '', args: [] }, deps()).catch((e) => e);
+        expect(error).toBeInstanceOf(ServerNotFoundError);
+        expect(error.message).toContain('pip install turnback');
+        expect(error.message).toContain('turnback.server.path');
+        expect(error.message).toContain("No module named 'turnback'");
+    });
+
+    it('the executable has no transport, so the client adds no --stdio (turnback serve rejects it)', () => {
+        const exe = serverExecutable({ command: 'python3', args: ['-m', 'turnback', 'serve'], source: 'python' }, '/ws', { A: '1' });
+        expect(exe).toEqual({ command: 'python3', args: ['-m', 'turnback', 'serve'], options: { cwd: '/ws', env: { A: '1' } } });
+        expect(exe).not.toHaveProperty('transport');
+    });
+
+    it('which() finds executables on PATH only', () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'turnback-which-'));
+        fs.writeFileSync(path.join(dir, 'turnback'), '#!/bin/sh\n', { mode: 0o755 });
+        fs.writeFileSync(path.join(dir, 'notexec'), '', { mode: 0o644 });
+        expect(which('turnback', { PATH: dir }, 'linux')).toBe(path.join(dir, 'turnback'));
+        expect(which('notexec', { PATH: dir }, 'linux')).toBeUndefined();
+        expect(which('turnback', { PATH: '' }, 'linux')).toBeUndefined();
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('canImportTurnback reports a missing interpreter without throwing', async () => {
+        const result = await canImportTurnback('/definitely/not/python');
+        expect(result.ok).toBe(false);
+        expect(result.detail).toBeTruthy();
+    });
+});
+
+describe('settings', () => {
+    it('launch settings resolve variables', () => {
+        api.state.config = { 'server.path': '${workspaceFolder}/bin/turnback', 'server.python': '~/venv/bin/python', 'server.args': ['--log-file', '${userHome}/t.log', 3] };
+        const settings = getLaunchSettings();
+        expect(settings.path).toBe(path.join('/ws', 'bin', 'turnback'));
+        expect(settings.python).toBe(path.join(os.homedir(), 'venv/bin/python'));
+        expect(settings.args).toEqual(['--log-file', `${os.homedir()}/t.log`]);
+    });
+
+    it('resolveVariables handles env and leaves unknown variables', () => {
+        expect(resolveVariables('${env:TB_TEST}/x ${unknown}', undefined, { TB_TEST: '/e' })).toBe('/e/x ${unknown}');
+    });
+
+    it('server settings: only the keys of protocol.md', () => {
+        api.state.config = { untrackedFileSizeLimit: 1024, codeLens: false, 'server.path': '/x' };
+        expect(getServerSettings()).toEqual({ untrackedFileSizeLimit: 1024, codeLens: false });
+        expect(pickServerSettings({ turnsPerSession: 3, server: {}, trace: {} })).toEqual({ turnsPerSession: 3 });
+        expect(pickServerSettings(null)).toEqual({});
+        expect(SERVER_SETTING_SECTIONS).toEqual([
+            'turnback.untrackedFileSizeLimit',
+            'turnback.untrackedDirFileLimit',
+            'turnback.excludedDirectories',
+            'turnback.turnsPerSession',
+            'turnback.codeLens',
+        ]);
+    });
+
+    it('only turnback.server.* changes restart the server', () => {
+        const event = (changed: string) => ({ affectsConfiguration: (s: string) => changed.startsWith(s) });
+        expect(needsRestart(event('turnback.server.path'))).toBe(true);
+        expect(needsRestart(event('turnback.codeLens'))).toBe(false);
+    });
+});
+
+describe('work tree roots and errors', () => {
+    it('a folder inside a git work tree maps to the work tree root', () => {
+        const exists = (p: string) => p === path.join('/repo', '.git');
+        expect(findWorkTreeRoot('/repo/packages/a', exists)).toBe('/repo');
+        expect(findWorkTreeRoot('/plain/folder', exists)).toBe('/plain/folder');
+    });
+
+    it('isConflict needs code -32803, reason conflict and files', () => {
+        expect(isConflict({ code: -32803, message: 'm', data: { reason: 'conflict', files: ['a'] } })).toBe(true);
+        expect(isConflict({ code: -32803, message: 'm', data: { reason: 'busy' } })).toBe(false);
+        expect(isConflict({ code: -32602, message: 'm', data: { reason: 'conflict', files: [] } })).toBe(false);
+        expect(isConflict(new Error('x'))).toBe(false);
+    });
+});
