@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-python test-vscode vsix lint format bench clean
+.PHONY: install demo test test-python test-vscode test-e2e e2e vsix lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
+E2E := client-vscode/e2e
+
+# The VS Code end-to-end test runs whenever its setup (`make e2e`) is present; CI always sets it up.
 test: test-python test-vscode
+	@if $(E2E)/setup.sh --check; then $(MAKE) test-e2e; \
+	else echo "skipping the VS Code end-to-end test: 'make e2e' installs what it needs"; fi
 
 test-python: $(STAMP)
 	$(PY) -m ruff check server tests scripts
@@ -31,6 +36,13 @@ client-vscode/node_modules/.installed: client-vscode/package-lock.json
 
 test-vscode: $(STAMP) client-vscode/node_modules/.installed
 	cd client-vscode && npm run build && TURNBACK_PYTHON=$(abspath $(PY)) npm test
+
+# A real VS Code (code-server 1.100) in headless Chromium, and the scenario run in it.
+e2e:
+	$(E2E)/setup.sh
+
+test-e2e: $(STAMP) vsix
+	node $(E2E)/run.mjs client-vscode/turnback-0.1.0.vsix
 
 # The extension as an installable .vsix: client-vscode/turnback-<version>.vsix
 vsix: client-vscode/node_modules/.installed

@@ -104,12 +104,13 @@ export function changeResources(
     turn: Turn,
     files: readonly FileDiff[],
     root: string | undefined,
-): [Uri, Uri, Uri][] {
+): [Uri, Uri | undefined, Uri | undefined][] {
     const ref: Target = { ...target, session: turn.session };
     return files.map((file) => {
         const label = root ? Uri.file(absolutePath(root, file.path)) : contentUri({ ...ref, turn: turn.id, path: file.path, side: 'after' });
-        const before = contentUri({ ...ref, turn: turn.id, path: file.oldPath ?? file.path, side: 'before' });
-        const after = contentUri({ ...ref, turn: turn.id, path: file.path, side: 'after' });
+        // No side for a file the turn created or deleted: VS Code then shows it as added/deleted.
+        const before = file.status === 'added' ? undefined : contentUri({ ...ref, turn: turn.id, path: file.oldPath ?? file.path, side: 'before' });
+        const after = file.status === 'deleted' ? undefined : contentUri({ ...ref, turn: turn.id, path: file.path, side: 'after' });
         return [label, before, after];
     });
 }
@@ -141,8 +142,12 @@ export async function showTurnDiff(ctx: TurnbackContext, params: DiffParams = {}
     const root = ctx.rootFor(target);
     const resources = changeResources(target, turn, result.files, root);
     if (resources.length === 1) {
-        const [, before, after] = resources[0];
-        await executeCommand('vscode.diff', before, after, diffTitle(turn, result.files[0]), { preview: true });
+        // vscode.diff needs both sides: an absent one is served as an empty document.
+        const file = result.files[0];
+        const ref: Target = { ...target, session: turn.session };
+        const before = contentUri({ ...ref, turn: turn.id, path: file.oldPath ?? file.path, side: 'before' });
+        const after = contentUri({ ...ref, turn: turn.id, path: file.path, side: 'after' });
+        await executeCommand('vscode.diff', before, after, diffTitle(turn, file), { preview: true });
     } else {
         await executeCommand('vscode.changes', diffTitle(turn), resources);
     }

@@ -100,6 +100,20 @@ describe('turnback: Show Turn Diff', () => {
         expect(parseContentUri(after).path).toBe('lib/new.py');
     });
 
+    it('an added file has no before side and a deleted one no after side (shown as added/deleted)', async () => {
+        const t = turn(1);
+        const server = fakeServer({
+            'snapshot/diff': () => ({ turn: t, files: [fileDiff('new.py', 'added'), fileDiff('old.py', 'deleted')] }),
+        });
+        await showTurnDiff(makeCtx(server, '/repo'), { turn: t.id });
+        const [, , resources] = api.executeCommand.mock.calls[0];
+        const [[, addedBefore, addedAfter], [, deletedBefore, deletedAfter]] = resources;
+        expect(addedBefore).toBeUndefined();
+        expect(parseContentUri(addedAfter).path).toBe('new.py');
+        expect(parseContentUri(deletedBefore).path).toBe('old.py');
+        expect(deletedAfter).toBeUndefined();
+    });
+
     it('without a turn: the newest active turn of the listed session', async () => {
         const server = fakeServer({
             'snapshot/list': () => listOf([turn(1), turn(2), turn(3, { state: 'undone' })]),

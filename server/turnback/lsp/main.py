@@ -4,6 +4,21 @@ from __future__ import annotations
 
 import logging
 
+from pygls.exceptions import JsonRpcException
+
+from ..errors import INTERNAL_ERROR
+
+
+class _ExpectedErrors(logging.Filter):
+    """Drops pygls's tracebacks for errors we answer on purpose (a conflict, bad params).
+
+    Internal errors (-32603) and anything that is not a JSON-RPC error stay in the log.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, JsonRpcException) and error.code != INTERNAL_ERROR)
+
 
 def serve(tcp: str | None = None, log_file: str | None = None) -> int:
     logging.basicConfig(
@@ -11,6 +26,7 @@ def serve(tcp: str | None = None, log_file: str | None = None) -> int:
         level=logging.INFO if log_file else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
     from .server import server
 
     if tcp:

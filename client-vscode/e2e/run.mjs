@@ -1,0 +1,748 @@
+#!/usr/bin/env node
+// End-to-end test of the packaged turnback extension in a real VS Code: code-server 4.100.3
+// (VS Code 1.100.3) in Debian's headless chromium, driven by playwright-core. setup.sh installs
+// both; this builds nothing (`npm run package` makes the .vsix). See README.md here.
+//
+// Usage: node client-vscode/e2e/run.mjs [path/to/turnback-X.vsix]
+// Environment (all optional):
+//   TURNBACK_VSIX              the .vsix (default: client-vscode/turnback-0.1.0.vsix)
+//   TURNBACK_BIN               the turnback executable, for the extension and the CLI
+//                              (default: the repository's .venv/bin/turnback, else `turnback` on PATH)
+//   TURNBACK_E2E_CACHE         setup.sh's cache folder (default: ~/.cache/turnback-e2e)
+//   TURNBACK_E2E_CODE_SERVER   the code-server executable (default: the one setup.sh installed)
+//   TURNBACK_E2E_CHROMIUM      the browser (default: /usr/bin/chromium)
+//   TURNBACK_E2E_TIMEOUT       seconds the whole run may take (default: 300)
+//   TURNBACK_E2E_KEEP=1        keep the scratch folder (workspace, profile, storage)
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CLIENT = path.resolve(HERE, '..');
+const REPO = path.resolve(CLIENT, '..');
+const SHOTS = path.join(HERE, 'screenshots');
+const LOGS = path.join(HERE, 'logs');
+const CS_VERSION = '4.100.3';
+const TIMEOUT_S = Number(process.env.TURNBACK_E2E_TIMEOUT || 300);
+const started = Date.now();
+
+// ---------------------------------------------------------------------------------------------
+// Processes: everything started here is stopped on every way out (success, failure, timeout,
+// signal). code-server runs in its own process group, which holds the extension host and the
+// turnback server it starts.
+
+let codeServer; // ChildProcess
+let browser; // playwright Browser
+let scratch; // the temp folder
+let cleaning; // the cleanup's promise: every caller waits for the same one
+let interrupted; // the signal that stops the run
+
+function killGroup(child, signal) {
+    if (child && child.exitCode === null && child.signalCode === null) {
+        try {
+            process.kill(-child.pid, signal);
+        } catch {
+            /* already gone */
+        }
+    }
+}
+
+/** Processes whose command line names the scratch folder: ours (code-server, exthost, server). */
+function leftovers() {
+    if (!scratch) {
+        return [];
+    }
+    const found = [];
+    for (const entry of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry) || Number(entry) === process.pid) {
+            continue;
+        }
+        try {
+            const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+            if (cmdline.includes(scratch)) {
+                found.push(Number(entry));
+            }
+        } catch {
+            /* exited */
+        }
+    }
+    return found;
+}
+
+function cleanup() {
+    cleaning ??= stopEverything();
+    return cleaning;
+}
+
+async function stopEverything() {
+    if (browser) {
+        await Promise.race([browser.close().catch(() => undefined), sleep(10000)]);
+    }
+    if (codeServer) {
+        killGroup(codeServer, 'SIGTERM');
+        for (let i = 0; i < 50 && codeServer.exitCode === null && codeServer.signalCode === null; i++) {
+            await sleep(100);
+        }
+        killGroup(codeServer, 'SIGKILL');
+        await sleep(300);
+    }
+    // The turnback server and the extension host normally go with code-server's group.
+    for (const pid of leftovers()) {
+        console.error(`e2e: stopping leftover process ${pid}`);
+        try {
+            process.kill(pid, 'SIGKILL');
+        } catch {
+            /* gone */
+        }
+    }
+    if (scratch && process.env.TURNBACK_E2E_KEEP !== '1') {
+        fs.rmSync(scratch, { recursive: true, force: true });
+    } else if (scratch) {
+        console.log(`e2e: scratch folder kept: ${scratch}`);
+    }
+}
+
+// Last resort, synchronous: playwright kills its browser on exit by itself.
+process.on('exit', () => {
+    killGroup(codeServer, 'SIGKILL');
+    for (const pid of leftovers()) {
+        try {
+            process.kill(pid, 'SIGKILL');
+        } catch {
+            /* gone */
+        }
+    }
+    if (scratch && process.env.TURNBACK_E2E_KEEP !== '1') {
+        fs.rmSync(scratch, { recursive: true, force: true });
+    }
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+        if (interrupted) {
+            return;
+        }
+        interrupted = signal;
+        if (inStep) {
+            console.log('INTERRUPTED');
+        }
+        console.error(`e2e: ${signal}, stopping`);
+        void cleanup().finally(() => process.exit(130));
+    });
+}
+const watchdog = setTimeout(() => {
+    if (inStep) {
+        console.log('TIMED OUT');
+    }
+    console.error(`e2e: FAILED: the run took more than ${TIMEOUT_S} s`);
+    void saveFailureState('timeout')
+        .catch(() => undefined)
+        .finally(() => cleanup().finally(() => process.exit(1)));
+    setTimeout(() => process.exit(1), 20000).unref(); // if cleanup itself hangs
+}, TIMEOUT_S * 1000);
+watchdog.unref();
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class E2EError extends Error {}
+function fail(message) {
+    throw new E2EError(message);
+}
+function check(condition, message) {
+    if (!condition) {
+        fail(message);
+    }
+}
+
+/**
+ * Polls `probe` until it returns a truthy value; fails with `message` (a string, or a function
+ * called at the deadline, so that it describes the final state) and the probe's last value.
+ */
+async function until(probe, message, timeoutMs = 15000, intervalMs = 200) {
+    const deadline = Date.now() + timeoutMs;
+    let last;
+    for (;;) {
+        try {
+            last = await probe();
+            if (last) {
+                return last;
+            }
+        } catch (error) {
+            last = error;
+        }
+        if (Date.now() > deadline) {
+            if (typeof message === 'function') {
+                message = await message();
+            }
+            fail(`${message} (waited ${timeoutMs / 1000} s; last: ${describe(last)})`);
+        }
+        await sleep(intervalMs);
+    }
+}
+
+function describe(value) {
+    if (value instanceof Error) {
+        return value.message.split('\n')[0];
+    }
+    return JSON.stringify(value);
+}
+
+let stepNo = 0;
+let inStep = false;
+async function step(name, fn) {
+    stepNo += 1;
+    const t0 = Date.now();
+    process.stdout.write(`e2e: ${String(stepNo).padStart(2)}. ${name} ... `);
+    inStep = true;
+    try {
+        const result = await fn();
+        inStep = false;
+        console.log(`ok (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        return result;
+    } catch (error) {
+        if (inStep && !interrupted) {
+            console.log('FAILED');
+        }
+        inStep = false;
+        error.step = `${stepNo}. ${name}`;
+        throw error;
+    }
+}
+
+function which(name) {
+    for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+        const candidate = path.join(dir, name);
+        try {
+            fs.accessSync(candidate, fs.constants.X_OK);
+            return candidate;
+        } catch {
+            /* next */
+        }
+    }
+    return undefined;
+}
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.unref();
+        server.on('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+}
+
+const readText = (file) => {
+    try {
+        return fs.readFileSync(file, 'utf8');
+    } catch {
+        return undefined; // absent
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+const vsix = path.resolve(process.argv[2] || process.env.TURNBACK_VSIX || path.join(CLIENT, 'turnback-0.1.0.vsix'));
+const cache = process.env.TURNBACK_E2E_CACHE || path.join(os.homedir(), '.cache', 'turnback-e2e');
+const codeServerBin =
+    process.env.TURNBACK_E2E_CODE_SERVER || path.join(cache, `code-server-${CS_VERSION}`, 'node_modules', '.bin', 'code-server');
+const chromiumBin = process.env.TURNBACK_E2E_CHROMIUM || '/usr/bin/chromium';
+const turnbackBin =
+    process.env.TURNBACK_BIN || [path.join(REPO, '.venv', 'bin', 'turnback')].find((p) => fs.existsSync(p)) || which('turnback');
+
+// The agent's turn, file by file.
+const APP_BEFORE = "def greet(name):\n    return 'hello ' + name\n\n\nif __name__ == '__main__':\n    print(greet('world'))\n";
+const APP_AGENT =
+    "from greeting import welcome\n\n\ndef greet(name):\n    return welcome(name, punctuation='!')\n\n\nif __name__ == '__main__':\n    print(greet('world'))\n";
+const GREETING_AGENT = "def welcome(name, punctuation='.'):\n    return f'Hello, {name}{punctuation}'\n";
+const HELPERS_BEFORE = "def shout(text):\n    return text.upper()\n";
+const MANUAL_EDIT = "# my own edit, made after the agent's turn\ndef greet(name):\n    return 'hi ' + name\n";
+
+// ---------------------------------------------------------------------------------------------
+// The browser side
+
+/** The lines a Monaco editor renders, in order (spaces are rendered as non-breaking spaces). */
+async function editorText(page, locator) {
+    return locator.evaluate((viewLines) => {
+        const lines = [...viewLines.querySelectorAll('.view-line')].map((el) => ({
+            top: parseFloat(el.style.top || '0'),
+            text: el.textContent.replace(/\u00a0/g, ' '),
+        }));
+        lines.sort((a, b) => a.top - b.top);
+        return lines.map((l) => l.text).join('\n');
+    });
+}
+
+function tab(page, name) {
+    return page.locator('.tabs-container .tab').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(name)}$`) }) });
+}
+
+const escapeRe = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The text editor (not a diff side) shown in the active editor group. */
+function activeTextEditorLines(page) {
+    return page.locator('.editor-group-container.active .editor-instance > .monaco-editor .view-lines').first();
+}
+
+/** Makes src/app.py's editor active and waits until it shows `expected`. */
+async function expectEditorShows(page, expected, what) {
+    await tab(page, 'app.py').first().click();
+    const want = expected.replace(/\n$/, '');
+    await until(
+        async () => (await editorText(page, activeTextEditorLines(page))).trimEnd() === want.trimEnd(),
+        async () =>
+            `the editor of src/app.py does not show ${what}; it shows ${JSON.stringify(await editorText(page, activeTextEditorLines(page)).catch(() => '?'))}`,
+        10000,
+    );
+}
+
+/** Runs a command from the palette (F1), choosing the row whose label is exactly `title`. */
+async function runCommand(page, title) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    const row = page
+        .locator('.quick-input-widget .quick-input-list .monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(title)}$`) }) });
+    await until(async () => (await row.count()) > 0, `the command palette has no command "${title}"`, 10000);
+    await row.first().click();
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
+    await page.mouse.move(1100, 650); // off the tabs: no hover tooltips in the screenshots
+}
+
+/** The texts of the notification toasts on screen. */
+async function toasts(page) {
+    return page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+}
+
+async function waitForToast(page, pattern, what) {
+    const text = await until(async () => (await toasts(page)).find((t) => pattern.test(t)), `no notification ${what}`, 15000);
+    await sleep(500); // the toast slides in
+    return text;
+}
+
+async function clearToasts(page) {
+    // "Clear All Notifications" has no default key in the browser; close them one by one.
+    for (let i = 0; i < 10; i++) {
+        const close = page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear').first();
+        if (!(await close.count())) {
+            break;
+        }
+        await close.click({ timeout: 2000 }).catch(() => undefined);
+    }
+}
+
+/** Fails on an error notification from turnback ("turnback: ..."). */
+async function checkNoErrorToasts(page) {
+    const errors = await page
+        .locator('.notifications-toasts .notification-toast')
+        .filter({ has: page.locator('.codicon-error') })
+        .allInnerTexts();
+    const ours = errors.filter((t) => /turnback/i.test(t));
+    check(!ours.length, `turnback showed an error: ${ours.join(' | ')}`);
+}
+
+async function shot(page, name) {
+    const file = path.join(SHOTS, name);
+    await page.screenshot({ path: file });
+    return file;
+}
+
+function statusItem(page) {
+    return page.locator('.statusbar-item').filter({ hasText: '↶' }).first();
+}
+
+async function waitForStatus(page, pattern, what) {
+    return until(
+        async () => {
+            const text = await statusItem(page).innerText({ timeout: 1000 });
+            return pattern.test(text) && text;
+        },
+        `the status bar item does not show ${what}`,
+        20000,
+    );
+}
+
+let page; // for the failure screenshot
+let codeServerLog = '';
+let paths; // scratch paths
+
+async function saveFailureState(reason) {
+    if (page) {
+        await Promise.race([page.screenshot({ path: path.join(SHOTS, 'failure.png') }).catch(() => undefined), sleep(5000)]);
+        console.error(`e2e: screenshot of the failure: ${path.join(SHOTS, 'failure.png')}`);
+        const visible = await Promise.race([toasts(page).catch(() => []), sleep(3000).then(() => [])]);
+        if (visible.length) {
+            console.error(`e2e: notifications on screen: ${visible.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
+        }
+    }
+    saveLogs();
+    console.error(`e2e: logs (code-server, turnback server, VS Code) in ${LOGS} (${reason})`);
+}
+
+function saveLogs() {
+    fs.mkdirSync(LOGS, { recursive: true });
+    fs.writeFileSync(path.join(LOGS, 'code-server.log'), codeServerLog);
+    if (paths && fs.existsSync(paths.userData)) {
+        const vscodeLogs = path.join(paths.userData, 'logs');
+        if (fs.existsSync(vscodeLogs)) {
+            fs.rmSync(path.join(LOGS, 'vscode'), { recursive: true, force: true });
+            fs.cpSync(vscodeLogs, path.join(LOGS, 'vscode'), { recursive: true });
+        }
+    }
+    if (paths && fs.existsSync(paths.serverLog)) {
+        fs.copyFileSync(paths.serverLog, path.join(LOGS, 'turnback-server.log'));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scenario
+
+async function main() {
+    // Preconditions, with the fix for each.
+    check(fs.existsSync(vsix), `no .vsix at ${vsix}: build it with \`cd client-vscode && npm ci && npm run package\` (or \`make vsix\`)`);
+    check(
+        fs.existsSync(codeServerBin),
+        `no code-server at ${codeServerBin}: run client-vscode/e2e/setup.sh (or \`make e2e\`) first`,
+    );
+    check(fs.existsSync(chromiumBin), `no chromium at ${chromiumBin}: run client-vscode/e2e/setup.sh first`);
+    check(
+        turnbackBin && fs.existsSync(turnbackBin),
+        'no turnback executable: run `make install` (the repository\'s .venv), or set TURNBACK_BIN',
+    );
+    let chromium;
+    try {
+        ({ chromium } = await import('playwright-core'));
+    } catch {
+        fail(`playwright-core is not installed in ${HERE}: run client-vscode/e2e/setup.sh first`);
+    }
+
+    fs.rmSync(SHOTS, { recursive: true, force: true });
+    fs.mkdirSync(SHOTS, { recursive: true });
+    fs.rmSync(LOGS, { recursive: true, force: true });
+
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'turnback-e2e-'));
+    paths = {
+        ws: path.join(scratch, 'project'),
+        home: path.join(scratch, 'home'),
+        data: path.join(scratch, 'turnback-data'),
+        userData: path.join(scratch, 'vscode-user'),
+        extensions: path.join(scratch, 'vscode-extensions'),
+        serverLog: path.join(scratch, 'turnback-server.log'),
+    };
+    const ws = paths.ws;
+    const app = path.join(ws, 'src', 'app.py');
+    const greeting = path.join(ws, 'src', 'greeting.py');
+    const helpers = path.join(ws, 'src', 'helpers.py');
+
+    // code-server, its extension host, the turnback server it starts and the CLI all see the
+    // same HOME and TURNBACK_DATA_DIR, so the CLI's captures are the server's turns.
+    const env = {
+        ...process.env,
+        HOME: paths.home,
+        XDG_CONFIG_HOME: path.join(paths.home, '.config'),
+        XDG_DATA_HOME: path.join(paths.home, '.local', 'share'),
+        XDG_CACHE_HOME: path.join(paths.home, '.cache'),
+        TURNBACK_DATA_DIR: paths.data,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_AUTHOR_NAME: 'e2e',
+        GIT_AUTHOR_EMAIL: 'e2e@example.invalid',
+        GIT_COMMITTER_NAME: 'e2e',
+        GIT_COMMITTER_EMAIL: 'e2e@example.invalid',
+    };
+    delete env.VSCODE_IPC_HOOK_CLI; // a code-server started from a VS Code terminal would talk to that one
+    const turnback = (...args) => execFileSync(turnbackBin, args, { cwd: ws, env, encoding: 'utf8', timeout: 30000 });
+    const timeline = () => JSON.parse(turnback('list', '--json', '-C', ws));
+
+    await step('workspace: a git repository with src/app.py and src/helpers.py', () => {
+        for (const dir of [path.join(ws, 'src'), paths.home, paths.data, path.join(paths.userData, 'User'), paths.extensions]) {
+            fs.mkdirSync(dir, { recursive: true });
+        }
+        fs.writeFileSync(app, APP_BEFORE);
+        fs.writeFileSync(helpers, HELPERS_BEFORE);
+        fs.writeFileSync(path.join(ws, 'README.md'), '# demo project\n');
+        const git = (...args) => execFileSync('git', args, { cwd: ws, env, stdio: 'pipe' });
+        git('init', '-q', '-b', 'main');
+        git('add', '-A');
+        git('commit', '-q', '-m', 'initial');
+        fs.writeFileSync(
+            path.join(paths.userData, 'User', 'settings.json'),
+            JSON.stringify(
+                {
+                    'turnback.server.path': turnbackBin,
+                    'turnback.server.args': ['--log-file', paths.serverLog],
+                    'workbench.startupEditor': 'none',
+                    'workbench.colorTheme': 'Default Dark Modern',
+                    'workbench.tips.enabled': false,
+                    'workbench.enableExperiments': false,
+                    'workbench.editor.enablePreviewFromQuickOpen': false,
+                    'security.workspace.trust.enabled': false,
+                    'extensions.autoCheckUpdates': false,
+                    'extensions.autoUpdate': false,
+                    'extensions.ignoreRecommendations': true,
+                    'update.mode': 'none',
+                    'telemetry.telemetryLevel': 'off',
+                    'git.enabled': false,
+                    'chat.commandCenter.enabled': false,
+                    'window.commandCenter': true,
+                    'editor.minimap.enabled': false,
+                },
+                null,
+                2,
+            ),
+        );
+    });
+
+    await step(`install ${path.basename(vsix)} into a fresh extensions folder`, () => {
+        const out = execFileSync(
+            codeServerBin,
+            ['--user-data-dir', paths.userData, '--extensions-dir', paths.extensions, '--install-extension', vsix],
+            { env, encoding: 'utf8', stdio: 'pipe', timeout: 60000 },
+        );
+        check(/successfully installed/i.test(out), `code-server --install-extension did not report success:\n${out}`);
+        const installed = fs.readdirSync(paths.extensions).filter((d) => d.startsWith('turnback.turnback-'));
+        check(installed.length === 1, `the extension is not in ${paths.extensions}: ${fs.readdirSync(paths.extensions).join(', ')}`);
+    });
+
+    const port = await freePort();
+    await step(`start code-server ${CS_VERSION} on 127.0.0.1:${port}`, async () => {
+        codeServer = spawn(
+            codeServerBin,
+            [
+                '--auth', 'none',
+                '--bind-addr', `127.0.0.1:${port}`,
+                '--disable-telemetry',
+                '--disable-update-check',
+                '--disable-workspace-trust',
+                '--disable-getting-started-override',
+                '--user-data-dir', paths.userData,
+                '--extensions-dir', paths.extensions,
+                ws,
+            ],
+            { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+        );
+        codeServer.stdout.on('data', (d) => (codeServerLog += d));
+        codeServer.stderr.on('data', (d) => (codeServerLog += d));
+        await until(
+            () => {
+                check(codeServer.exitCode === null, `code-server exited (${codeServer.exitCode}):\n${codeServerLog}`);
+                return codeServerLog.includes('HTTP server listening');
+            },
+            'code-server did not start listening',
+            60000,
+        );
+    });
+
+    await step('open the workbench in chromium', async () => {
+        browser = await chromium.launch({
+            executablePath: chromiumBin,
+            args: [
+                '--no-sandbox',
+                '--disable-gpu',
+                '--disable-background-networking',
+                '--disable-component-update',
+                '--disable-sync',
+                '--no-first-run',
+                '--disable-quic',
+            ],
+            timeout: 60000,
+            // This script's own handlers stop the browser, code-server and the scratch folder.
+            handleSIGINT: false,
+            handleSIGTERM: false,
+            handleSIGHUP: false,
+        });
+        const context = await browser.newContext({ viewport: { width: 1400, height: 860 }, deviceScaleFactor: 1 });
+        page = await context.newPage();
+        page.setDefaultTimeout(20000);
+        await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { timeout: 60000 });
+        await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+    });
+
+    await step('the extension starts its server: status bar "↶ no turns"', async () => {
+        await waitForStatus(page, /no turns/, '"↶ no turns" (the server running, no turns yet)').catch(async (error) => {
+            const text = await statusItem(page).innerText({ timeout: 1000 }).catch(() => '(no turnback item)');
+            fail(`${error.message}; it shows: ${text}`);
+        });
+    });
+
+    await step('open src/app.py in an editor', async () => {
+        await page.keyboard.press('Control+P');
+        const input = page.locator('.quick-input-widget .quick-input-box input');
+        await input.waitFor({ state: 'visible' });
+        await input.fill('src/app.py');
+        const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ hasText: 'app.py' });
+        await row.first().waitFor();
+        await page.keyboard.press('Enter');
+        await tab(page, 'app.py').first().waitFor();
+        await expectEditorShows(page, APP_BEFORE, 'the original text');
+    });
+
+    await step('agent turn from the CLI: capture, change 3 files, capture --phase after', async () => {
+        turnback('capture', '--label', 'agent turn', '-C', ws);
+        // snapshot/didChange: the CLI's capture shows up in VS Code.
+        await waitForStatus(page, /turn 1/, '"↶ turn 1" after the CLI capture (snapshot/didChange)');
+        fs.writeFileSync(app, APP_AGENT); // modified, open in the editor
+        fs.writeFileSync(greeting, GREETING_AGENT); // created
+        fs.rmSync(helpers); // deleted
+        turnback('capture', '--phase', 'after', '-C', ws);
+        const turns = timeline().turns;
+        check(turns.length === 1 && turns[0].sealed && turns[0].state === 'active', `the CLI's timeline is not one sealed active turn: ${JSON.stringify(turns)}`);
+        await expectEditorShows(page, APP_AGENT, "the agent's text (VS Code reloads it from disk)");
+    });
+
+    await step('turnback: Show Turns lists the turn', async () => {
+        await runCommand(page, 'turnback: Show Turns');
+        const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+        const text = await until(
+            async () => (await rows.allInnerTexts()).find((t) => t.includes('agent turn')),
+            'the Show Turns quick pick has no row "agent turn"',
+        );
+        const flat = text.replace(/\s+/g, ' ');
+        for (const part of ['turn 1', '3 files changed', 'active', 'finished']) {
+            check(flat.includes(part), `the quick pick's turn row does not say "${part}": ${flat}`);
+        }
+        const title = await page.locator('.quick-input-widget .quick-input-title').innerText();
+        check(/turns of session/.test(title), `unexpected quick pick title: ${title}`);
+        await shot(page, '01-show-turns.png');
+        // Choosing the turn offers its diff and "Undo To Here".
+        await rows.filter({ hasText: 'agent turn' }).first().click();
+        await until(async () => {
+            const actions = (await rows.allInnerTexts()).join(' | ');
+            return actions.includes('Show Diff') && actions.includes('Undo To Here');
+        }, 'choosing the turn does not offer "Show Diff" and "Undo To Here"');
+        await shot(page, '02-turn-actions.png');
+        await page.keyboard.press('Escape');
+        await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    });
+
+    await step('turnback: Show Turn Diff opens the turn in the diff editor', async () => {
+        await runCommand(page, 'turnback: Show Turn Diff');
+        const diffTab = tab(page, 'Agent turn 1: agent turn (3 files)');
+        await until(async () => (await diffTab.count()) > 0, 'no editor tab "Agent turn 1: agent turn (3 files)"');
+        // The multi-file diff editor: one entry per file, with both sides' text.
+        const editor = page.locator('.editor-group-container.active .editor-instance').first();
+        await until(async () => {
+            const text = (await editor.innerText()).replace(/\u00a0/g, ' ');
+            return ['app.py', 'greeting.py', 'helpers.py'].every((f) => text.includes(f)) && text.includes('welcome') && text.includes("return 'hello ' + name") && text.includes('def shout');
+        }, 'the diff editor does not show the 3 files with their before and after text');
+        await sleep(500); // let the diff decorations settle for the screenshot
+        await shot(page, '03-turn-diff.png');
+        await checkNoErrorToasts(page);
+    });
+
+    await step('turnback: Undo Agent Turn: the files and the open editor go back', async () => {
+        await clearToasts(page);
+        await runCommand(page, 'turnback: Undo Agent Turn');
+        await until(
+            () => readText(app) === APP_BEFORE && readText(greeting) === undefined && readText(helpers) === HELPERS_BEFORE,
+            () => `the files on disk are not back to before the turn: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
+        );
+        const note = await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..."');
+        check(/Redo/.test(note), `the undo notification offers no Redo: ${note}`);
+        await waitForStatus(page, /all undone.*↷1/, '"↶ all undone ↷1"');
+        await shot(page, '04-undo-notification.png');
+        await expectEditorShows(page, APP_BEFORE, 'the original text after undo');
+        check(timeline().turns[0].state === 'undone', 'the CLI does not see the turn as undone');
+        await shot(page, '05-undo-editor.png');
+        await checkNoErrorToasts(page);
+    });
+
+    await step("turnback: Redo Agent Turn: the agent's version is back", async () => {
+        await clearToasts(page);
+        await runCommand(page, 'turnback: Redo Agent Turn');
+        await until(
+            () => readText(app) === APP_AGENT && readText(greeting) === GREETING_AGENT && readText(helpers) === undefined,
+            () => `the files on disk are not the agent's again: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
+        );
+        await waitForToast(page, /Redid 1 turn/, '"Redid 1 turn ..."');
+        await waitForStatus(page, /turn 1$/, '"↶ turn 1"');
+        await expectEditorShows(page, APP_AGENT, "the agent's text after redo");
+        await shot(page, '06-redo.png');
+        await checkNoErrorToasts(page);
+    });
+
+    await step('a manual edit, then Undo: the conflict modal names src/app.py; Cancel changes nothing', async () => {
+        await clearToasts(page);
+        fs.writeFileSync(app, MANUAL_EDIT);
+        await expectEditorShows(page, MANUAL_EDIT, 'the manual edit (reloaded from disk)');
+        await runCommand(page, 'turnback: Undo Agent Turn');
+        const dialog = page.locator('.monaco-dialog-box');
+        await dialog.waitFor({ state: 'visible', timeout: 15000 });
+        const text = (await dialog.innerText()).replace(/\s+/g, ' ');
+        check(/Undo would overwrite your changes to 1 file/.test(text), `unexpected conflict modal: ${text}`);
+        check(text.includes('src/app.py'), `the conflict modal does not name src/app.py: ${text}`);
+        await shot(page, '07-conflict-modal.png');
+        await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+        await dialog.waitFor({ state: 'hidden' });
+        await sleep(1500); // nothing may happen now
+        check(readText(app) === MANUAL_EDIT, `Cancel changed src/app.py: ${JSON.stringify(readText(app))}`);
+        check(readText(greeting) === GREETING_AGENT && readText(helpers) === undefined, 'Cancel changed the other files of the turn');
+        check(timeline().turns[0].state === 'active', 'after Cancel the turn is no longer active');
+        await expectEditorShows(page, MANUAL_EDIT, 'the manual edit after Cancel');
+        await checkNoErrorToasts(page);
+    });
+
+    await step('Undo again, "Overwrite my changes": the undo happens', async () => {
+        await runCommand(page, 'turnback: Undo Agent Turn');
+        const dialog = page.locator('.monaco-dialog-box');
+        await dialog.waitFor({ state: 'visible', timeout: 15000 });
+        check((await dialog.innerText()).includes('src/app.py'), 'the second conflict modal does not name src/app.py');
+        await dialog.locator('.monaco-button', { hasText: 'Overwrite my changes' }).click();
+        await dialog.waitFor({ state: 'hidden' });
+        await until(
+            () => readText(app) === APP_BEFORE && readText(greeting) === undefined && readText(helpers) === HELPERS_BEFORE,
+            () => `the forced undo did not restore the files: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
+        );
+        await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..." after the forced undo');
+        await expectEditorShows(page, APP_BEFORE, 'the original text after the forced undo');
+        check(timeline().turns[0].state === 'undone', 'after the forced undo the CLI does not see the turn as undone');
+        await shot(page, '08-forced-undo.png');
+        await checkNoErrorToasts(page);
+    });
+
+    await step('Redo brings back what the forced undo overwrote (the manual edit)', async () => {
+        await clearToasts(page);
+        await runCommand(page, 'turnback: Redo Agent Turn');
+        await until(
+            () => readText(app) === MANUAL_EDIT && readText(greeting) === GREETING_AGENT && readText(helpers) === undefined,
+            () => `redo did not bring back the state the forced undo replaced: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
+        );
+        await waitForToast(page, /Redid 1 turn/, '"Redid 1 turn ..." after the forced undo');
+        await expectEditorShows(page, MANUAL_EDIT, 'the manual edit after redo');
+        await shot(page, '09-redo-after-overwrite.png');
+        await checkNoErrorToasts(page);
+    });
+
+    saveLogs();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+let exitCode = 0;
+try {
+    await main();
+    console.log(`e2e: PASSED in ${((Date.now() - started) / 1000).toFixed(0)} s; screenshots in ${SHOTS}`);
+} catch (error) {
+    exitCode = 1;
+    if (interrupted) {
+        await cleanup();
+        process.exit(130);
+    }
+    const where = error.step ? ` at step ${error.step}` : '';
+    console.error(`e2e: FAILED${where}: ${error instanceof E2EError ? error.message : error.stack || error}`);
+    await saveFailureState('failure').catch(() => undefined);
+} finally {
+    await cleanup();
+    clearTimeout(watchdog);
+}
+process.exit(exitCode);
