@@ -88,10 +88,11 @@ class Engine:
     def _locked(self) -> Iterator[None]:
         """The repository lock, with any operation a crash interrupted recovered first."""
         with repository_lock(self.ws.lock_path):
-            self._recover()
+            self.recover()
             yield
 
-    def _recover(self) -> None:
+    def recover(self) -> None:
+        """Finishes or rolls back a restore a crash interrupted (the journal says which)."""
         intent = self.journal.pending()
         if intent is None:
             return
@@ -452,6 +453,11 @@ class Engine:
                     survivors = survivors[-keep:] if keep else []
                 if cutoff is not None:
                     survivors = [t for t in survivors if t.created_at >= cutoff]
+                # The redo stack and every turn its undo batches span stay: redo needs them.
+                needed = {
+                    n for t in timeline.undone for n in range((t.batch or [t.turn])[0], t.turn + 1)
+                }
+                survivors = [t for t in timeline.turns if t in survivors or t.turn in needed]
                 gone = [t for t in timeline.turns if t not in survivors]
                 if not gone:
                     continue

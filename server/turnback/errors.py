@@ -106,6 +106,12 @@ class WorkspaceTooLarge(RequestFailed):
     reason = "workspaceTooLarge"
 
 
+class WorkTreeChanging(RequestFailed):
+    """Files kept changing while they were being read, so no consistent snapshot exists."""
+
+    reason = "workTreeChanging"
+
+
 class RestoreFailed(RequestFailed):
     """Writing files failed midway; what was written has been rolled back."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pygit2
 
-from . import faults
+from .gitrefs import delete_ref, set_ref
 from .timeline import signature
 from .treeops import Entry
 
@@ -54,8 +54,7 @@ class Journal:
         commit = self.repo.create_commit(
             None, sig, sig, f"turnback journal: {intent.operation}\n", builder.write(), parents
         )
-        self.repo.references.create(self.ref, commit, force=True)
-        faults.step("journal begin")
+        set_ref(self.repo, self.ref, commit, "journal begin")
 
     def pending(self) -> Intent | None:
         ref = self.repo.references.get(self.ref)
@@ -73,6 +72,4 @@ class Journal:
         )
 
     def end(self) -> None:
-        if self.ref in self.repo.references:
-            self.repo.references.delete(self.ref)
-            faults.step("journal end")
+        delete_ref(self.repo, self.ref, "journal end")

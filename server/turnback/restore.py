@@ -34,9 +34,14 @@ class FileAction:
 class KeptFile:
     path: str
     reason: str
+    #: For "blocked": the file or symlink standing where a directory must be.
+    by: str | None = None
 
     def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "reason": self.reason}
+        out = {"path": self.path, "reason": self.reason}
+        if self.by:
+            out["by"] = self.by
+        return out
 
 
 @dataclass
@@ -101,6 +106,10 @@ def make_plan(
         if on_disk and (ignored(path) or target_ignored(path)):
             plan.kept.append(KeptFile(path, "ignored"))
             continue
+        if target is not None and (blocker := _blocking_parent(root, path, moves, current)):
+            # Something that is not ours to remove stands where a directory must be.
+            plan.kept.append(KeptFile(path, "blocked", blocker))
+            continue
         if path in dirty or (check_conflicts and now != expected and now != target):
             plan.conflicts.append(path)
         plan.writes[path] = target
@@ -111,6 +120,32 @@ def make_plan(
         else:
             plan.actions.append(FileAction(path, MODIFIED))
     return plan
+
+
+def _blocking_parent(
+    root: str,
+    path: str,
+    moves: dict[str, tuple[Entry | None, Entry | None]],
+    current: pygit2.Tree,
+) -> str | None:
+    """A parent of `path` on disk that is not a directory and that the plan may not remove.
+
+    The plan may remove it only when it is itself being deleted and the saved state
+    holds it (so redo or a rollback can bring it back).
+    """
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        parent = "/".join(parts[:depth])
+        full = os.path.join(root, parent)
+        if not os.path.lexists(full):
+            return None
+        if os.path.isdir(full) and not os.path.islink(full):
+            continue
+        planned_delete = parent in moves and moves[parent][1] is None
+        if planned_delete and entry_at(current, parent) is not None:
+            return None
+        return parent
+    return None
 
 
 class RestoreError(Exception):

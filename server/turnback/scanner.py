@@ -13,15 +13,16 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
-from . import faults
 from .config import Settings
-from .errors import Cancelled, WorkspaceTooLarge
+from .errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
+from .gitrefs import set_ref
 from .repository import WorkspaceRepo
 from .treeops import Entry, tree_with
 from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy, too_many_files
@@ -58,6 +59,31 @@ def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.
     if stat.S_ISLNK(st.st_mode):
         return repo.create_blob(os.fsencode(os.readlink(full)))
     return repo.create_blob_fromdisk(full)
+
+
+#: A capture whose files keep changing under it is retried this often, then refused.
+CHURN_ATTEMPTS = 3
+
+
+class _Churn(Exception):
+    """A file changed while it was read: the snapshot would not be consistent."""
+
+
+def hash_or_gone(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid | None:
+    """The file's blob; None when the file vanished; _Churn when it changed mid-read."""
+    try:
+        oid = hash_path(repo, full, st)
+    except (OSError, pygit2.GitError, KeyError) as error:
+        if not os.path.lexists(full):
+            return None
+        raise _Churn(f"{full}: {error}") from error
+    try:
+        after = os.lstat(full)
+    except OSError:
+        return None
+    if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+        raise _Churn(f"{full} changed while it was read")
+    return oid
 
 
 class UserIndex:
@@ -166,8 +192,7 @@ class Scanner:
         """Keeps everything the private index names reachable, before the index is saved."""
         sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
         commit = self.ws.repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
-        self.ws.repo.references.create(self.anchor_ref, commit, force=True)
-        faults.step("scan cache anchor")
+        set_ref(self.ws.repo, self.anchor_ref, commit, "scan cache anchor")
 
     def capture(
         self,
@@ -181,6 +206,27 @@ class Scanner:
         With `changed` (every path that may have changed since the last capture, from a
         watcher) only those paths are looked at; without it, the whole work tree is.
         """
+        for attempt in range(CHURN_ATTEMPTS):
+            try:
+                return self._attempt(settings, progress, cancelled, changed)
+            except _Churn as churn:
+                self._index, self._tree = None, None  # start the next attempt from disk
+                changed = None
+                if attempt == CHURN_ATTEMPTS - 1:
+                    raise WorkTreeChanging(
+                        f"Files kept changing while turnback read them ({churn}); nothing was "
+                        "recorded. Try again when the writes have finished."
+                    ) from None
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _attempt(
+        self,
+        settings: Settings,
+        progress: Progress | None,
+        cancelled: Callable[[], bool] | None,
+        changed: set[str] | None,
+    ) -> Snapshot:
         try:
             if changed is not None and self._index is not None and settings == self._last_settings:
                 return self._capture_changed(settings, changed)
@@ -191,7 +237,7 @@ class Scanner:
             raise
         except pygit2.GitError as error:
             if "not found" not in str(error):
-                raise
+                raise _Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
             self._reseed()
             return self._capture(settings, progress, cancelled)
@@ -261,10 +307,8 @@ class Scanner:
             if done % 200 == 0:
                 check_cancel()
                 report(f"Hashing changed files ({done}/{total})", done * 100 // total)
-            full = os.path.join(root, path)
-            try:
-                oid = hash_path(self.ws.repo, full, st)
-            except OSError:  # vanished or unreadable between the scan and now
+            oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
+            if oid is None:  # deleted between the scan and now
                 if path in index:
                     index.remove(path)
                 continue
@@ -331,9 +375,8 @@ class Scanner:
                     index.remove_all([verdict.path + "/"])
                     changes[verdict.path] = None
         for path, st in self._within_limits(index, to_add, settings):
-            try:
-                oid = hash_path(self.ws.repo, os.path.join(root, path), st)
-            except OSError:
+            oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
+            if oid is None:
                 drop(path)
                 continue
             entry = Entry(str(oid), file_mode(st))
@@ -383,7 +426,23 @@ class Scanner:
     def capture_paths(
         self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
     ) -> Snapshot:
-        """`base` with `paths` as they are on disk now: the work a restore must save.
+        """`base` with `paths` as they are on disk now: the work a restore must save."""
+        for attempt in range(CHURN_ATTEMPTS):
+            try:
+                return self._capture_paths(settings, base, paths)
+            except _Churn as churn:
+                if attempt == CHURN_ATTEMPTS - 1:
+                    raise WorkTreeChanging(
+                        f"Files kept changing while turnback saved them ({churn}); nothing "
+                        "was changed. Try again when the writes have finished."
+                    ) from None
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _capture_paths(
+        self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
+    ) -> Snapshot:
+        """`base` with `paths` as they are on disk now.
 
         Costs grow with `paths`, not with the repository. A path that cannot be saved
         (ignored, too large, excluded, in a nested repository) is left out of the tree,
@@ -417,8 +476,8 @@ class Scanner:
                 if verdict is not IGNORED:
                     skipped[verdict.path] = verdict
                 continue
-            oid = hash_path(self.ws.repo, full, st)
-            changes[path] = Entry(str(oid), file_mode(st))
+            oid = hash_or_gone(self.ws.repo, full, st)
+            changes[path] = Entry(str(oid), file_mode(st)) if oid is not None else None
         tree = tree_with(self.ws.repo, base, changes)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 

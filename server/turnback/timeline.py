@@ -19,7 +19,7 @@ from typing import Any
 
 import pygit2
 
-from . import faults
+from .gitrefs import delete_ref, set_ref
 from .repository import WorkspaceRepo
 
 ACTIVE = "active"
@@ -190,8 +190,7 @@ class TimelineStore:
 
     def commit(self, session: str, commit: str) -> None:
         """Points the session at a prepared timeline commit: the moment a change is made."""
-        self.repo.references.create(self.ref_name(session), pygit2.Oid(hex=commit), force=True)
-        faults.step("timeline ref")
+        set_ref(self.repo, self.ref_name(session), pygit2.Oid(hex=commit), "timeline ref")
         self.touch()
 
     def prepare(self, timeline: Timeline) -> str:
@@ -217,9 +216,7 @@ class TimelineStore:
 
     def delete(self, session: str) -> None:
         ref = self.ref_name(session)
-        if ref in self.repo.references:
-            self.repo.references.delete(ref)
-            faults.step("timeline ref deleted")
+        delete_ref(self.repo, ref, "timeline ref deleted")
         self.touch()
 
     def touch(self) -> None:

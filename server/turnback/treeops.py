@@ -76,6 +76,8 @@ def tree_with(
         else:
             builder.insert(name, pygit2.Oid(hex=entry.oid), entry.mode)
     for name, sub_changes in nested.items():
+        if direct.get(name) is not None:
+            continue  # a file replaced the directory: nothing below it survives
         existing = builder.get(name)
         sub_base = repo[existing.id] if existing and existing.filemode == FileMode.TREE else None
         sub_oid = tree_with(repo, sub_base, sub_changes)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from .durability import make_durable
-from .errors import Conflict, InvalidParams, RequestFailed, RestoreFailed
+from .errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
 from .ignore_rules import TreeIgnoreRules
 from .journal import Intent
 from .repository import WorkspaceRepo
@@ -148,7 +148,11 @@ class Restorer:
                 saved=saved_commit,
             ) from failed
         make_durable(engine.ws.root)
-        engine.store.commit(timeline.session, prepared)
+        try:
+            engine.store.commit(timeline.session, prepared)
+        except Busy:
+            engine.recover()  # the timeline never moved: put the files back, then say why
+            raise
         engine.journal.end()
 
     def _result(
