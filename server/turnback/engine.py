@@ -486,7 +486,11 @@ def _parse_age(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidParams("olderThan", 'must be a duration like "7d" or an RFC 3339 time')
     if value[-1] in _UNITS and value[:-1].isdigit():
-        moment = datetime.now(timezone.utc) - timedelta(seconds=int(value[:-1]) * _UNITS[value[-1]])
+        try:
+            span = timedelta(seconds=int(value[:-1]) * _UNITS[value[-1]])
+            moment = datetime.now(timezone.utc) - span
+        except OverflowError:
+            raise InvalidParams("olderThan", "is too far in the past") from None
         return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))

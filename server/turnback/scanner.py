@@ -350,6 +350,8 @@ class Scanner:
             changes[path] = None
 
         for path in sorted(changed):
+            if not _utf8(path):
+                continue  # git cannot hold a name that is not UTF-8: never captured
             try:
                 st = os.lstat(os.path.join(root, path)) if under_real_dirs(root, path) else None
             except OSError:
@@ -512,3 +514,11 @@ class Scanner:
                 index.remove(path)
                 if verdict is not IGNORED:
                     skipped[verdict.path] = verdict
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        return False
+    return True

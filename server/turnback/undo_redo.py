@@ -73,6 +73,8 @@ class Restorer:
                 return self.engine.repo.path_is_ignored(path)
             except pygit2.GitError:
                 return False
+            except UnicodeEncodeError:
+                return True  # not UTF-8: never captured, so never overwritten or deleted
 
         return ignored
 

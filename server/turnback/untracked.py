@@ -79,6 +79,8 @@ class UntrackedPolicy:
             return self.repo.path_is_ignored(path)
         except pygit2.GitError:
             return False
+        except UnicodeEncodeError:
+            return True  # a name that is not UTF-8: git cannot store it here; leave it alone
 
     def _top_untracked_dir(self, parts: list[str]) -> int | None:
         """Index in `parts` of the shallowest untracked ancestor directory, if any."""

@@ -38,7 +38,7 @@ class UnsafePath(ValueError):
 
 
 def check_path(path: str) -> list[str]:
-    if not path or "\0" in path or path.startswith("/") or "\\" in path:
+    if not path or "\0" in path or path.startswith("/") or (os.sep == "\\" and "\\" in path):
         raise UnsafePath(path)
     parts = path.split("/")
     for part in parts:

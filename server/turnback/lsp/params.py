@@ -6,9 +6,18 @@ always gets InvalidParams (-32602) with a message instead of a hang.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..errors import InvalidParams
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Params:
@@ -26,6 +35,8 @@ class Params:
         value = self._get(name)
         if value is not None and not isinstance(value, str):
             raise InvalidParams(name, "must be a string")
+        if value is not None and not _is_unicode(value):
+            raise InvalidParams(name, "must be valid Unicode (it holds a lone surrogate)")
         return value
 
     def integer(self, name: str, minimum: int | None = None) -> int | None:
@@ -58,6 +69,15 @@ class Params:
         value = self._get("metadata")
         if value is not None and not isinstance(value, dict):
             raise InvalidParams("metadata", "must be an object")
+        if value is not None and not _is_unicode(json.dumps(value, ensure_ascii=False)):
+            raise InvalidParams("metadata", "must be valid Unicode (it holds a lone surrogate)")
+        return value
+
+    def token(self) -> int | str | None:
+        """A work-done progress token: a string or an integer, as LSP defines it."""
+        value = self._get("workDoneToken")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, str))):
+            raise InvalidParams("workDoneToken", "must be a string or an integer")
         return value
 
     def turn(self) -> int | str | None:

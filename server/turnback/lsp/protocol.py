@@ -5,6 +5,8 @@
   `metadata` must come back exactly as sent.
 - A request whose params do not fit its LSP type gets an InvalidParams error;
   pygls would otherwise fail while parsing and never answer (the client hangs).
+  A message that is not JSON-RPC 2.0 (a batch, no method, a bad id) gets
+  InvalidRequest when it has an id, and is dropped when it has none.
 - `$/cancelRequest` marks the request as cancelled instead of killing its
   task: handlers check the mark at safe points, so a cancelled restore never
   stops halfway.
@@ -15,15 +17,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 logger = logging.getLogger(__name__)
 
 CUSTOM_PREFIX = "snapshot/"
-#: Handed to pygls instead of a message that could not be parsed; it ignores `$/` methods.
-_DROPPED = "$/turnback/dropped"
 
 
 class TurnbackProtocol(LanguageServerProtocol):
@@ -32,28 +32,57 @@ class TurnbackProtocol(LanguageServerProtocol):
         self.cancelled_ids: set[Any] = set()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        if "jsonrpc" not in data:
-            return data
+        # pygls calls this for every JSON object, nested ones too (metadata may hold a
+        # "jsonrpc" key): keep them all plain and structure only the top level, below.
+        return data
+
+    def handle_message(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            self._reject(None, "a JSON-RPC message must be an object (batches are not supported)")
+            return
+        structured = self._structure(message)
+        if structured is not None:
+            super().handle_message(structured)
+
+    def _reject(self, msg_id: Any, why: str) -> None:
+        logger.warning("Invalid request: %s", why)
+        self._send_response(msg_id, None, JsonRpcInvalidRequest(message=why).to_response_error())
+
+    def _structure(self, data: dict[str, Any]) -> Any:
+        msg_id = data.get("id")
+        if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
+            self._reject(None, "the id must be a string or a number")
+            return None
+        if data.get("jsonrpc") != "2.0":
+            if "id" in data:
+                self._reject(msg_id, 'the jsonrpc member must be "2.0"')
+            return None
         method = data.get("method")
+        if "method" in data and not isinstance(method, str):
+            if "id" in data:
+                self._reject(msg_id, "the method must be a string")
+            return None
+        if method is None and not ("result" in data or "error" in data):
+            if "id" in data:
+                self._reject(msg_id, "a request needs a method")
+            return None
         if isinstance(method, str) and method.startswith(CUSTOM_PREFIX):
             if "id" in data:
                 return JsonRPCRequestMessage(
-                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+                    id=msg_id, method=method, jsonrpc="2.0", params=data.get("params")
                 )
-            return JsonRPCNotification(
-                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
-            )
+            return JsonRPCNotification(method=method, jsonrpc="2.0", params=data.get("params"))
         try:
             return super().structure_message(data)
         except JsonRpcException as error:
-            if "id" in data and "method" in data:
+            if "id" in data and method is not None:
                 message = f"Invalid params for {method}: they do not match the LSP type"
                 if not isinstance(error, JsonRpcInvalidParams):
                     message = f"Could not read the {method} request"
                 logger.warning("%s: %r", message, data.get("params"))
                 reply = error.__class__(message=message)
-                self._send_response(data["id"], None, reply.to_response_error())
-            return JsonRPCNotification(method=_DROPPED, jsonrpc="2.0", params=None)
+                self._send_response(msg_id, None, reply.to_response_error())
+            return None
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self.cancelled_ids.add(msg_id)

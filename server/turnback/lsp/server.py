@@ -163,7 +163,7 @@ class TurnbackServer(LanguageServer):
             params = Params(raw)
             engine = await asyncio.to_thread(self.engine_for, params.string("workspace"))
             if progress_title:
-                progress = Progress(self, progress_title, params.raw.get("workDoneToken"))
+                progress = Progress(self, progress_title, params.token())
                 progress.start()
 
             def cancelled() -> bool:
