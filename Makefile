@@ -55,6 +55,11 @@ format: $(STAMP)
 	$(PY) -m ruff format server tests scripts
 	$(PY) -m ruff check --fix server tests scripts
 
+# Benchmarks against the snapshot methods other tools use (BENCH_SIZE=100000 for the targets).
+bench: $(STAMP)
+	$(PY) bench/run.py
+	$(PY) bench/plot.py
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache server/*.egg-info
 	rm -rf client-vscode/node_modules client-vscode/dist client-vscode/*.vsix

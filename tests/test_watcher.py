@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from conftest import git, make_repo, write
+from conftest import GIT_ENV, git, make_repo, write
 from turnback import fswatch
 from turnback.engine import Engine
 
@@ -72,3 +73,28 @@ def test_lost_events_fall_back_to_full_scan(tmp_path: Path):
     tree = engine.repo[pygit2.Oid(hex=engine.store.load("s").turns[-1].before)].tree  # type: ignore[union-attr]
     assert engine.repo[tree["a.txt"].id].data == b"changed while events were lost\n"
     engine.close()
+
+
+# Ensures a file turnback hashed keeps its stat data in the scan cache (no rehash next time).
+def test_hashed_files_keep_their_stat_data(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    engine = Engine(str(repo))
+    engine.capture(session="s")
+    write(repo, "a.txt", "changed by the agent\n")
+    write(repo, "new.txt", "untracked and new\n")
+    for name in ("a.txt", "new.txt"):  # not racily clean: written well before the scan
+        os.utime(
+            repo / name, (os.stat(repo / name).st_atime - 10, os.stat(repo / name).st_mtime - 10)
+        )
+    engine.capture(session="s")
+    private = repo / ".git" / "turnback" / "index"
+    debug = subprocess.run(
+        ["git", "ls-files", "--debug", "a.txt", "new.txt"],
+        cwd=repo,
+        env={**GIT_ENV, "GIT_INDEX_FILE": str(private)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    sizes = [int(line.split()[1]) for line in debug.splitlines() if "size:" in line]
+    assert sizes == [len("changed by the agent\n"), len("untracked and new\n")], debug

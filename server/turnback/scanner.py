@@ -24,6 +24,7 @@ from .config import Settings
 from .errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
 from .gitrefs import set_ref
 from .repository import WorkspaceRepo
+from .statcache import add_with_stat
 from .treeops import Entry, tree_with
 from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy, too_many_files
 from .workwriter import under_real_dirs
@@ -312,7 +313,7 @@ class Scanner:
                 if path in index:
                     index.remove(path)
                 continue
-            index.add(pygit2.IndexEntry(path, oid, file_mode(st)))
+            add_with_stat(index, path, oid, file_mode(st), st)
         check_cancel()
         report("Writing the snapshot", None)
         tree = index.write_tree(self.ws.repo)
@@ -382,7 +383,7 @@ class Scanner:
                 drop(path)
                 continue
             entry = Entry(str(oid), file_mode(st))
-            index.add(pygit2.IndexEntry(path, oid, entry.mode))
+            add_with_stat(index, path, oid, entry.mode, st)
             changes[path] = entry
         tree = tree_with(self.ws.repo, self.ws.repo[self._tree], changes)
         self._anchor(tree)
