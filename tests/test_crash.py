@@ -81,6 +81,7 @@ def kill_everywhere(tmp_path: Path, prepare, operation: tuple[str, ...], check) 
         died = killed_at(repo, step, *operation)
         check(repo, recover(repo), *states)
         if not died:
+            print(f"{' '.join(operation)}: killed at each of {step - 1} points, then completed")
             return step
 
 
