@@ -68,16 +68,17 @@ describe('an agent turn, seen and undone through the extension', () => {
         const [command, , resources] = api.executeCommand.mock.calls.find(([c]) => c === 'vscode.changes')!;
         expect(command).toBe('vscode.changes');
         const provider = new TurnContentProvider(ctx.api);
-        const sides: Record<string, [string, string]> = {};
+        const sides: Record<string, [string | undefined, string | undefined]> = {};
         for (const [label, before, after] of resources) {
+            // A file the turn created has no before side: VS Code shows it as added.
             sides[label.fsPath.slice(repo.root.length + 1)] = [
-                await provider.provideTextDocumentContent(before),
-                await provider.provideTextDocumentContent(after),
+                before ? await provider.provideTextDocumentContent(before) : undefined,
+                after ? await provider.provideTextDocumentContent(after) : undefined,
             ];
         }
         expect(sides['src/app.py'][0]).toContain('def greet');
         expect(sides['src/app.py'][1]).toContain('def welcome');
-        expect(sides['NOTES.md']).toEqual(['', 'new file\n']);
+        expect(sides['NOTES.md']).toEqual([undefined, 'new file\n']);
     });
 
     it('a manual edit after the sealed turn: the modal; Cancel keeps everything', async () => {
