@@ -70,6 +70,22 @@ class _Churn(Exception):
     """A file changed while it was read: the snapshot would not be consistent."""
 
 
+def _retrying(work: Callable[[], Snapshot], reset: Callable[[], None], outcome: str) -> Snapshot:
+    """Runs `work` again while files change under it, then refuses with WorkTreeChanging."""
+    for attempt in range(CHURN_ATTEMPTS):
+        try:
+            return work()
+        except _Churn as churn:
+            reset()
+            if attempt == CHURN_ATTEMPTS - 1:
+                raise WorkTreeChanging(
+                    f"Files kept changing while turnback read them ({churn}); {outcome}. "
+                    "Try again when the writes have finished."
+                ) from None
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def hash_or_gone(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid | None:
     """The file's blob; None when the file vanished; _Churn when it changed mid-read."""
     try:
@@ -207,19 +223,15 @@ class Scanner:
         With `changed` (every path that may have changed since the last capture, from a
         watcher) only those paths are looked at; without it, the whole work tree is.
         """
-        for attempt in range(CHURN_ATTEMPTS):
-            try:
-                return self._attempt(settings, progress, cancelled, changed)
-            except _Churn as churn:
-                self._index, self._tree = None, None  # start the next attempt from disk
-                changed = None
-                if attempt == CHURN_ATTEMPTS - 1:
-                    raise WorkTreeChanging(
-                        f"Files kept changing while turnback read them ({churn}); nothing was "
-                        "recorded. Try again when the writes have finished."
-                    ) from None
-                time.sleep(0.05 * (attempt + 1))
-        raise AssertionError("unreachable")
+        attempts = iter([changed] + [None] * (CHURN_ATTEMPTS - 1))
+
+        def attempt() -> Snapshot:
+            return self._attempt(settings, progress, cancelled, next(attempts))
+
+        def reset() -> None:
+            self._index, self._tree = None, None  # retry from the saved cache, full scan
+
+        return _retrying(attempt, reset, "nothing was recorded")
 
     def _attempt(
         self,
@@ -430,17 +442,9 @@ class Scanner:
         self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
     ) -> Snapshot:
         """`base` with `paths` as they are on disk now: the work a restore must save."""
-        for attempt in range(CHURN_ATTEMPTS):
-            try:
-                return self._capture_paths(settings, base, paths)
-            except _Churn as churn:
-                if attempt == CHURN_ATTEMPTS - 1:
-                    raise WorkTreeChanging(
-                        f"Files kept changing while turnback saved them ({churn}); nothing "
-                        "was changed. Try again when the writes have finished."
-                    ) from None
-                time.sleep(0.05 * (attempt + 1))
-        raise AssertionError("unreachable")
+        return _retrying(
+            lambda: self._capture_paths(settings, base, paths), lambda: None, "nothing changed"
+        )
 
     def _capture_paths(
         self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
