@@ -1063,4 +1063,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:  # the turnback data directory of this run, even when it fails
+        shutil.rmtree(DATA_DIR, ignore_errors=True)
