@@ -132,6 +132,13 @@ class UntrackedPolicy:
             return IGNORED
         return None
 
+    def _listing(self, rel_dir: str) -> list[tuple[str, os.DirEntry[str]]]:
+        """A directory's entries with their work-tree paths; nothing when it is unreadable."""
+        try:
+            return [(f"{rel_dir}/{e.name}", e) for e in os.scandir(self.root / rel_dir)]
+        except OSError:
+            return []
+
     def walk(self, rel_dir: str) -> tuple[list[str], list[Skipped]]:
         """Files to capture under an untracked directory, and what was left out of it."""
         captured: list[str] = []
@@ -140,13 +147,7 @@ class UntrackedPolicy:
             return captured, [verdict]
         stack = [rel_dir]
         while stack:
-            current = stack.pop()
-            try:
-                entries = list(os.scandir(self.root / current))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = f"{current}/{entry.name}"
+            for rel, entry in self._listing(stack.pop()):
                 if entry.name == ".git":
                     continue
                 if entry.is_dir(follow_symlinks=False):
@@ -172,13 +173,7 @@ class UntrackedPolicy:
         count = 0
         stack = [rel_dir]
         while stack and count < stop_at:
-            current = stack.pop()
-            try:
-                entries = list(os.scandir(self.root / current))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = f"{current}/{entry.name}"
+            for rel, entry in self._listing(stack.pop()):
                 if entry.is_dir(follow_symlinks=False):
                     if (
                         entry.name not in self._excluded
