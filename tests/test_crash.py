@@ -68,6 +68,8 @@ def recover(repo: Path) -> dict:
     )
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     assert "journal" not in git(repo, "for-each-ref", "refs/turnback")
+    staging = repo / ".git/turnback/staging"
+    assert not staging.is_dir() or not any(staging.iterdir()), "temporary files left behind"
     return listing
 
 
@@ -95,6 +97,27 @@ def test_undo_killed_at_every_step(tmp_path: Path):
 
     steps = kill_everywhere(tmp_path, scenario, ("undo",), check)
     assert steps >= 6  # journal, five files, timeline ref: every point was exercised
+
+
+# Ensures temporary files written beside their targets (staging on another file system)
+# never survive a crash: the next process sweeps them.
+def test_undo_killed_with_temporary_files_beside_the_targets(tmp_path: Path):
+    def unusable_staging(root: Path) -> tuple[Path, dict, dict]:
+        repo, before, after = scenario(root)
+        staging = repo / ".git/turnback/staging"
+        if staging.is_dir():
+            staging.rmdir()
+        staging.write_text("not a directory\n")
+        # The user's own file that looks like one of ours must survive every sweep.
+        lookalike = "dir/.turnback-0123456789abcdef-deadbeef.tmp"
+        write(repo, lookalike, "mine\n")
+        mine = {lookalike: tree_state(repo)[lookalike]}
+        return repo, {**before, **mine}, {**after, **mine}
+
+    def check(repo: Path, listing: dict, before: dict, after: dict) -> None:
+        assert tree_state(repo) in (before, after), "a mix of states, or a temporary file"
+
+    assert kill_everywhere(tmp_path, unusable_staging, ("undo",), check) >= 10
 
 
 # Ensures a redo killed at any step recovers to exactly the state before or after it.

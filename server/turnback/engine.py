@@ -96,6 +96,8 @@ class Engine:
         intent = self.journal.pending()
         if intent is None:
             return
+        writer = self.writer(intent.id)
+        writer.sweep(list(intent.writes))  # temporary files of the write the crash cut short
         if self.store.ref_target(intent.session) == intent.timeline_after:
             self.journal.end()  # the files were all written before the commit point
             self.recovered.append(
@@ -106,9 +108,7 @@ class Engine:
         saved = self.tree(intent.saved)
         back = {path: entry_at(saved, path) for path in intent.writes}
         try:
-            apply_plan(
-                WorkWriter(self.ws.root, self.repo), back, saved, lambda d: is_dir_in(saved, d)
-            )
+            apply_plan(writer, back, saved, lambda d: is_dir_in(saved, d))
         except RestoreError as failed:
             raise RestoreFailed(
                 f"turnback could not roll back an interrupted {intent.operation} "
@@ -124,6 +124,10 @@ class Engine:
             f"turnback rolled back an interrupted {intent.operation} in session "
             f"'{intent.session}': {len(back)} files are as they were before it."
         )
+
+    def writer(self, journal_id: str) -> WorkWriter:
+        """Writes into the work tree for the restore `journal_id` names."""
+        return WorkWriter(self.ws.root, self.repo, self.ws.state_dir / "staging", journal_id[:16])
 
     def take_recovered(self) -> list[str]:
         """Messages about interrupted operations recovered since the last call."""

@@ -1,8 +1,9 @@
 """Fault injection for crash tests: die after the N-th durable step of a process.
 
 `TURNBACK_FAULT_AFTER=N` makes the process SIGKILL itself right after its N-th
-file write or ref update, so tests can stop an operation at every point where
-the disk changes and check that the next process recovers a whole state.
+staged file, file write or ref update, so tests can stop an operation at every
+point where the disk changes and check that the next process recovers a whole
+state.
 Unset (the default) it costs one comparison per step.
 """
 
@@ -17,7 +18,7 @@ _steps = 0
 
 
 def step(_what: str) -> None:
-    """Marks a durable step (a file written or a ref updated)."""
+    """Marks a durable step (a file staged or written, or a ref updated)."""
     global _steps
     if not _limit:
         return

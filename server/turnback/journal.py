@@ -30,6 +30,8 @@ class Intent:
     saved: str
     timeline_before: str | None
     timeline_after: str
+    #: The journal commit, once written: it names the temporary files of this restore.
+    id: str = ""
 
 
 class Journal:
@@ -37,7 +39,7 @@ class Journal:
         self.repo = repo
         self.ref = f"{ref_prefix}/journal"
 
-    def begin(self, intent: Intent) -> None:
+    def begin(self, intent: Intent) -> str:
         data = {
             "operation": intent.operation,
             "session": intent.session,
@@ -55,6 +57,8 @@ class Journal:
             None, sig, sig, f"turnback journal: {intent.operation}\n", builder.write(), parents
         )
         set_ref(self.repo, self.ref, commit, "journal begin")
+        intent.id = str(commit)
+        return intent.id
 
     def pending(self) -> Intent | None:
         ref = self.repo.references.get(self.ref)
@@ -69,6 +73,7 @@ class Journal:
             saved=data["saved"],
             timeline_before=data["timelineBefore"],
             timeline_after=data["timelineAfter"],
+            id=str(ref.target),
         )
 
     def end(self) -> None:

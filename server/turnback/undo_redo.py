@@ -24,7 +24,6 @@ from .scanner import Progress, Snapshot
 from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord
 from .treeops import is_dir_in
 from .untracked import NESTED_REPOSITORY
-from .workwriter import WorkWriter
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -132,8 +131,7 @@ class Restorer:
             engine.store.ref_target(timeline.session),
             prepared,
         )
-        engine.journal.begin(intent)
-        writer = WorkWriter(engine.ws.root, engine.repo)
+        writer = engine.writer(engine.journal.begin(intent))
         saved = engine.repo[snap.tree]
         try:
             apply_plan(writer, plan.writes, saved, lambda d: is_dir_in(final_target, d))

@@ -1,7 +1,11 @@
 """Writes files into the work tree safely, and undoes its own writes on failure.
 
-Every write goes to a temporary file in the target's directory and is renamed
-over the target, so a reader sees the old or the new content, never half.
+Every write goes to a temporary file and is renamed over the target, so a
+reader sees the old or the new content, never half. The temporary file lives
+in turnback's staging directory inside the git directory when that is on the
+same file system (so the user's `git add -A` never sees it), else next to the
+target. Its name carries the restore's journal id, so after a crash `sweep`
+removes exactly the files that restore made and never a user's look-alike.
 No write follows a symlink: a symlinked directory on the way is replaced by a
 real directory (the caller has saved the symlink first), and nothing is ever
 written outside the root or into `.git`.
@@ -9,6 +13,7 @@ written outside the root or into `.git`.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import uuid
@@ -50,9 +55,50 @@ def check_path(path: str) -> list[str]:
 class WorkWriter:
     """Applies (path → entry or None) changes and remembers how to roll them back."""
 
-    def __init__(self, root: Path, repo: pygit2.Repository) -> None:
+    def __init__(self, root: Path, repo: pygit2.Repository, staging: Path, tag: str) -> None:
         self.root = root
         self.repo = repo
+        self.staging = staging
+        self._temp_prefix = f".turnback-{tag}-"
+        self._staging_ok: bool | None = None
+
+    def _temp_name(self) -> str:
+        return f"{self._temp_prefix}{uuid.uuid4().hex[:8]}.tmp"
+
+    def _is_ours(self, name: str) -> bool:
+        return name.startswith(self._temp_prefix) and name.endswith(".tmp")
+
+    def _staging_dir(self) -> Path | None:
+        """The staging directory when a rename from it into the work tree can work."""
+        if self._staging_ok is None:
+            try:
+                self.staging.mkdir(parents=True, exist_ok=True)
+                self._staging_ok = os.stat(self.staging).st_dev == os.stat(self.root).st_dev
+            except OSError:
+                self._staging_ok = False
+        return self.staging if self._staging_ok else None
+
+    def sweep(self, paths: list[str]) -> int:
+        """Removes the temporary files this restore's killed writes left, in staging and
+        next to `paths`."""
+        removed = 0
+        folders = {self.staging}
+        for path in paths:
+            parent = self.root.joinpath(*path.split("/")[:-1])
+            if under_real_dirs(self.root, path):
+                folders.add(parent)
+        for folder in folders:
+            try:
+                names = [n for n in os.listdir(folder) if self._is_ours(n)]
+            except OSError:
+                continue
+            for name in names:
+                try:
+                    os.unlink(folder / name)
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+        return removed
 
     def _prepare_parents(self, parts: list[str]) -> Path:
         """Real directories down to the file's parent, replacing symlinks and creating gaps."""
@@ -77,7 +123,29 @@ class WorkWriter:
         parent = self._prepare_parents(parts)
         target = parent / parts[-1]
         data = self.repo[pygit2.Oid(hex=entry.oid)].data
-        temp = parent / f".turnback-{uuid.uuid4().hex[:12]}.tmp"
+        staging = self._staging_dir()
+        temp = self._make_temp(staging or parent, entry, data)
+        try:
+            faults.step("file staged")
+            if os.path.isdir(target) and not os.path.islink(target):
+                os.rmdir(target)  # only an empty directory; a full one raises and rolls back
+            try:
+                os.replace(temp, target)
+            except OSError as failed:
+                if failed.errno != errno.EXDEV:
+                    raise
+                # A mount point below the root: stage next to the target instead.
+                os.unlink(temp)
+                temp = self._make_temp(parent, entry, data)
+                os.replace(temp, target)
+            faults.step("file written")
+        except BaseException:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+            raise
+
+    def _make_temp(self, folder: Path, entry: Entry, data: bytes) -> Path:
+        temp = folder / self._temp_name()
         try:
             if entry.mode == FileMode.LINK:
                 os.symlink(os.fsdecode(data), temp)
@@ -87,14 +155,11 @@ class WorkWriter:
                     handle.write(data)
                 mode = 0o755 if entry.mode == FileMode.BLOB_EXECUTABLE else 0o644
                 os.chmod(temp, mode & ~_umask())
-            if os.path.isdir(target) and not os.path.islink(target):
-                os.rmdir(target)  # only an empty directory; a full one raises and rolls back
-            os.replace(temp, target)
-            faults.step("file written")
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)
             raise
+        return temp
 
     def delete(self, path: str, keep_dir: Callable[[str], bool]) -> None:
         parts = check_path(path)
