@@ -28,12 +28,13 @@ def serve(tcp: str | None = None, log_file: str | None = None) -> int:
     )
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
     from .server import server
+    from .transport import start_io, start_tcp
 
     if tcp:
         host, _, port = tcp.rpartition(":")
         if not host or not port.isdigit():
             raise SystemExit(f"turnback: --tcp expects HOST:PORT, got {tcp!r}")
-        server.start_tcp(host, int(port))
+        start_tcp(server, host, int(port))
     else:
-        server.start_io()
+        start_io(server)
     return 0

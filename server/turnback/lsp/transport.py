@@ -1,0 +1,107 @@
+"""Runs the server over stdio or TCP with turnback's own frame reader.
+
+This is pygls's `start_io` / `start_tcp` with one change: messages are read by
+`framing.FrameParser` instead of pygls's `run_async` loop, so broken framing,
+bodies that are not JSON and absurd lengths get a JSON-RPC error (id null) and
+the server keeps reading. Everything after the body (structuring, dispatch,
+writing) is still pygls's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.io_ import StdoutWriter
+from pygls.lsp.server import LanguageServer
+
+from .framing import PARSE_ERROR, FrameError, FrameParser
+
+logger = logging.getLogger(__name__)
+
+#: Bytes asked for per read: small enough to stay responsive, large enough for big frames.
+READ_CHUNK = 256 * 1024
+
+
+async def read_messages(
+    stop: threading.Event, read_chunk: Callable[[], Awaitable[bytes]], server: LanguageServer
+) -> None:
+    """Feeds the stream through the frame parser and hands each message to pygls."""
+    parser = FrameParser()
+    while not stop.is_set():
+        chunk = await read_chunk()
+        if not chunk:
+            break
+        for item in parser.feed(chunk):
+            if isinstance(item, FrameError):
+                _reply_error(server, item.code, item.message)
+            else:
+                _dispatch(server, item)
+
+
+def _dispatch(server: LanguageServer, body: bytes) -> None:
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError) as error:  # bad JSON, bad UTF-8, absurd nesting
+        _reply_error(server, PARSE_ERROR, f"the message body is not JSON: {error}")
+        return
+    try:
+        server.protocol.handle_message(message)
+    except Exception as error:
+        logger.exception("Unable to handle message")
+        server.report_server_error(error, JsonRpcException)
+
+
+def _reply_error(server: LanguageServer, code: int, message: str) -> None:
+    logger.warning("Unreadable message: %s", message)
+    cls = JsonRpcParseError if code == PARSE_ERROR else JsonRpcInvalidRequest
+    error = cls(message=f"{cls.MESSAGE}: {message}")
+    server.protocol._send_response(None, None, error.to_response_error())
+
+
+def start_io(server: LanguageServer) -> None:
+    """pygls's `_start_io_async` with turnback's reader."""
+    server._stop_event = stop = threading.Event()
+    stdin = sys.stdin.buffer
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        await read_messages(
+            stop, lambda: loop.run_in_executor(server.thread_pool, stdin.read1, READ_CHUNK), server
+        )
+
+    try:
+        asyncio.run(run())
+    except BrokenPipeError:
+        logger.error("Connection to the client is lost! Shutting down the server.")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+
+
+def start_tcp(server: LanguageServer, host: str, port: int) -> None:
+    """pygls's `start_tcp` with turnback's reader."""
+    server._stop_event = stop = threading.Event()
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server.protocol.set_writer(writer)  # type: ignore[arg-type]
+        await read_messages(stop, lambda: reader.read(READ_CHUNK), server)
+        server.shutdown()
+
+    async def listen() -> Any:
+        server._server = await asyncio.start_server(connection, host, port)
+        async with server._server:
+            await server._server.serve_forever()
+
+    try:
+        asyncio.run(listen())
+    except asyncio.CancelledError:
+        logger.debug("Server was cancelled")
