@@ -9,6 +9,7 @@ language server.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 
 from . import __version__
 from .errors import INVALID_PARAMS, REQUEST_FAILED, TurnbackError
+from .gitpaths import is_utf8
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -160,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         from .lsp.main import serve
 
         return serve(args.tcp, args.log_file)
+    for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as bytes
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="surrogateescape")
     try:
         result = run_command(args)
     except TurnbackError as error:
@@ -178,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        text = json.dumps(result, ensure_ascii=False)
+        print(text if is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
     else:
         _print_human(args.command, result)
     return EXIT_OK

@@ -27,6 +27,7 @@ from .errors import (
     RequestFailed,
     RestoreFailed,
 )
+from .gitpaths import path_is_ignored
 from .journal import Journal
 from .locking import repository_lock
 from .repository import WorkspaceRepo, open_workspace
@@ -173,10 +174,7 @@ class Engine:
         return True
 
     def _ignored_dir(self, rel: str) -> bool:
-        try:
-            return self.repo.path_is_ignored(rel + "/")
-        except pygit2.GitError:
-            return False
+        return path_is_ignored(self.repo, rel + "/")
 
     def _exclude_stamp(self) -> float | None:
         try:

@@ -363,8 +363,6 @@ class Scanner:
             changes[path] = None
 
         for path in sorted(changed):
-            if not _utf8(path):
-                continue  # git cannot hold a name that is not UTF-8: never captured
             try:
                 st = os.lstat(os.path.join(root, path)) if under_real_dirs(root, path) else None
             except OSError:
@@ -372,7 +370,7 @@ class Scanner:
             if st is None or stat.S_ISDIR(st.st_mode):
                 drop(path)  # a file that is gone or became a directory; a directory gone
                 if st is None:
-                    index.remove_all([path + "/"])
+                    index.remove_directory(path)
                 continue
             if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
                 continue
@@ -387,7 +385,7 @@ class Scanner:
             if verdict is not IGNORED:
                 skipped[verdict.path] = verdict
                 if verdict.path != path:  # a whole directory is now left out
-                    index.remove_all([verdict.path + "/"])
+                    index.remove_directory(verdict.path)
                     changes[verdict.path] = None
         for path, st in self._within_limits(index, to_add, settings):
             oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
@@ -519,11 +517,3 @@ class Scanner:
                 index.remove(path)
                 if verdict is not IGNORED:
                     skipped[verdict.path] = verdict
-
-
-def _utf8(path: str) -> bool:
-    try:
-        path.encode()
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -196,7 +196,7 @@ class TimelineStore:
     def prepare(self, timeline: Timeline) -> str:
         """Writes the timeline as a commit that no ref names yet."""
         timeline.updated_at = now_rfc3339()
-        data = json.dumps(timeline.to_json(), indent=1, ensure_ascii=False).encode()
+        data = json.dumps(timeline.to_json(), indent=1).encode()  # ASCII: names may not be UTF-8
         builder = self.repo.TreeBuilder()
         builder.insert("timeline.json", self.repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
         parents: list[str] = []

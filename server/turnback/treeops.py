@@ -7,6 +7,8 @@ from typing import NamedTuple
 import pygit2
 from pygit2.enums import FileMode
 
+from .gitpaths import is_utf8, tree_from_index
+
 
 class Entry(NamedTuple):
     """A file as git stores it: content id and mode (regular, executable or symlink)."""
@@ -60,6 +62,14 @@ def tree_with(
     repo: pygit2.Repository, base: pygit2.Tree | None, changes: dict[str, Entry | None]
 ) -> pygit2.Oid:
     """`base` with some paths set or removed; only trees on changed paths are rewritten."""
+    if not all(is_utf8(path) for path in changes):
+        return tree_from_index(repo, base, changes)  # type: ignore[arg-type]
+    return _tree_with(repo, base, changes)
+
+
+def _tree_with(
+    repo: pygit2.Repository, base: pygit2.Tree | None, changes: dict[str, Entry | None]
+) -> pygit2.Oid:
     direct: dict[str, Entry | None] = {}
     nested: dict[str, dict[str, Entry | None]] = {}
     for path, entry in changes.items():
@@ -80,7 +90,9 @@ def tree_with(
             continue  # a file replaced the directory: nothing below it survives
         existing = builder.get(name)
         sub_base = repo[existing.id] if existing and existing.filemode == FileMode.TREE else None
-        sub_oid = tree_with(repo, sub_base, sub_changes)  # type: ignore[arg-type]
+        if sub_base is None and all(entry is None for entry in sub_changes.values()):
+            continue  # removing paths below a file (or below nothing) leaves it alone
+        sub_oid = _tree_with(repo, sub_base, sub_changes)  # type: ignore[arg-type]
         if len(repo[sub_oid]) == 0:  # type: ignore[arg-type]
             if existing is not None:
                 builder.remove(name)

@@ -16,6 +16,7 @@ import pygit2
 
 from .durability import make_durable
 from .errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
+from .gitpaths import path_is_ignored
 from .ignore_rules import TreeIgnoreRules
 from .journal import Intent
 from .repository import WorkspaceRepo
@@ -68,12 +69,7 @@ class Restorer:
         def ignored(path: str) -> bool:
             if not self.engine.ws.shadow and tracks(path):
                 return False
-            try:
-                return self.engine.repo.path_is_ignored(path)
-            except pygit2.GitError:
-                return False
-            except UnicodeEncodeError:
-                return True  # not UTF-8: never captured, so never overwritten or deleted
+            return path_is_ignored(self.engine.repo, path)
 
         return ignored
 

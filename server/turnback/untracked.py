@@ -18,6 +18,7 @@ import pygit2
 
 from .config import Settings
 from .errors import WorkspaceTooLarge
+from .gitpaths import path_is_ignored
 
 TOO_LARGE = "tooLarge"
 TOO_MANY_FILES = "tooManyFiles"
@@ -75,12 +76,7 @@ class UntrackedPolicy:
         self.walked = 0
 
     def ignored(self, path: str) -> bool:
-        try:
-            return self.repo.path_is_ignored(path)
-        except pygit2.GitError:
-            return False
-        except UnicodeEncodeError:
-            return True  # a name that is not UTF-8: git cannot store it here; leave it alone
+        return path_is_ignored(self.repo, path)
 
     def _top_untracked_dir(self, parts: list[str]) -> int | None:
         """Index in `parts` of the shallowest untracked ancestor directory, if any."""

@@ -604,6 +604,14 @@ HOSTILE_NAMES = [
 ]
 
 
+def _is_utf8(name: bytes) -> bool:
+    try:
+        name.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _write_name(root: Path, name: str | bytes, data: bytes) -> None:
     path = os.path.join(os.fsencode(root), name if isinstance(name, bytes) else os.fsencode(name))
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -617,17 +625,7 @@ def _write_name(root: Path, name: str | bytes, data: bytes) -> None:
     "names",
     [
         pytest.param(HOSTILE_NAMES, id="odd-utf8-names"),
-        pytest.param(
-            HOSTILE_NAMES + NON_UTF8_NAMES,
-            id="non-utf8-names",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="names that are not UTF-8 are left out of snapshots (never touched), "
-                "but a server capture holding them still fails with -32603 "
-                "UnicodeEncodeError somewhere past the scanner; supporting them needs "
-                "byte paths end to end",
-            ),
-        ),
+        pytest.param(HOSTILE_NAMES + NON_UTF8_NAMES, id="non-utf8-names"),
     ],
 )
 def test_hostile_names_and_outward_symlinks_round_trip(
@@ -673,6 +671,20 @@ def test_hostile_names_and_outward_symlinks_round_trip(
         assert undone["result"]["kept"] == [], undone
         assert tree_state(repo) == before_turn, "undo did not restore the hostile tree"
         assert dir_state(outside) == outside_state, "undo wrote outside the workspace"
+        # Names that are not UTF-8 travel as surrogate escapes (PEP 383), and come back.
+        undone_paths = {f["path"] for f in undone["result"]["files"]}
+        for i, name in enumerate(names):
+            if isinstance(name, bytes) and not _is_utf8(name):
+                wire = os.fsdecode(name)
+                assert wire in undone_paths, (wire, undone_paths)
+                after_side = server.request("snapshot/fileContent", {"turn": 1, "path": wire})
+                deleted = i % 4 == 3
+                assert after_side["result"]["exists"] is not deleted, after_side
+                assert after_side["result"]["text"] == ("" if deleted else f"v2 {i}\n")
+                before_side = server.request(
+                    "snapshot/fileContent", {"turn": 1, "path": wire, "side": "before"}
+                )
+                assert before_side["result"]["text"] == f"v1 {i}\n", before_side
 
         redone = server.request("snapshot/redo", {}, timeout=60)
         assert "result" in redone, redone

@@ -18,6 +18,15 @@ export function findWorkTreeRoot(folder: string, exists: (p: string) => boolean 
     }
 }
 
+/**
+ * A path a URI can carry. A file name that is not UTF-8 reaches us with lone surrogates
+ * (protocol.md: PEP 383 escapes), which make VS Code's URI code throw; such a name only
+ * labels things, so it shows U+FFFD where the foreign bytes are. Requests keep the exact path.
+ */
+export function uriSafe(p: string): string {
+    return p.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
 /** The absolute path of a work-tree-relative path (always written with "/"). */
 export function absolutePath(root: string, relative: string): string {
     return path.join(root, ...relative.split('/'));

@@ -6,7 +6,7 @@ import { CONTENT_SCHEME } from '../common/constants';
 import { traceError } from '../common/logging';
 import type { DiffParams, FileDiff, Side, Target, Turn, TurnRef } from '../common/protocol';
 import { executeCommand, getTextDocuments, showInformationMessage } from '../common/vscodeapi';
-import { absolutePath } from '../common/workTree';
+import { absolutePath, uriSafe } from '../common/workTree';
 import type { TurnbackApi } from './api';
 import { targetFromParams, TurnbackContext } from './context';
 import { newestActive, turnTitle } from './turns';
@@ -27,7 +27,7 @@ export function contentUri(ref: ContentRef): Uri {
     if (ref.session !== undefined) {
         query.session = ref.session;
     }
-    return Uri.from({ scheme: CONTENT_SCHEME, path: `/${ref.path}`, query: JSON.stringify(query) });
+    return Uri.from({ scheme: CONTENT_SCHEME, path: `/${uriSafe(ref.path)}`, query: JSON.stringify(query) });
 }
 
 export function parseContentUri(uri: Uri): ContentRef {
@@ -107,7 +107,7 @@ export function changeResources(
 ): [Uri, Uri | undefined, Uri | undefined][] {
     const ref: Target = { ...target, session: turn.session };
     return files.map((file) => {
-        const label = root ? Uri.file(absolutePath(root, file.path)) : contentUri({ ...ref, turn: turn.id, path: file.path, side: 'after' });
+        const label = root ? Uri.file(absolutePath(root, uriSafe(file.path))) : contentUri({ ...ref, turn: turn.id, path: file.path, side: 'after' });
         // No side for a file the turn created or deleted: VS Code then shows it as added/deleted.
         const before = file.status === 'added' ? undefined : contentUri({ ...ref, turn: turn.id, path: file.oldPath ?? file.path, side: 'before' });
         const after = file.status === 'deleted' ? undefined : contentUri({ ...ref, turn: turn.id, path: file.path, side: 'after' });

@@ -14,7 +14,7 @@ import { Commands } from '../common/constants';
 import { traceError } from '../common/logging';
 import type { SessionInfo, Target, Turn, TurnFile } from '../common/protocol';
 import { getWorkspaceFolders } from '../common/vscodeapi';
-import { absolutePath } from '../common/workTree';
+import { absolutePath, uriSafe } from '../common/workTree';
 import { targetOf, TurnbackContext } from './context';
 import { showTurnDiff } from './diffView';
 import { restore } from './restore';
@@ -175,7 +175,7 @@ export function fileItem(node: FileNode): TreeItem {
         .join(' · ');
     item.tooltip = `${file.path} — ${file.status}${file.oldPath ? ` from ${file.oldPath}` : ''} in turn ${node.turn.turn}`;
     if (node.root) {
-        item.resourceUri = Uri.file(absolutePath(node.root, file.path));
+        item.resourceUri = Uri.file(absolutePath(node.root, uriSafe(file.path)));
     }
     item.contextValue = 'file';
     item.command = { command: Commands.diffFile, title: 'Show Diff', arguments: [node] };

@@ -29,6 +29,13 @@ describe('turnback: documents', () => {
         expect(parseContentUri(URI.parse(uri.toString()))).toEqual({ workspace: WS, session: 's 1', turn: 'abc', path: 'src/a b.py', side: 'before' });
     });
 
+    it('a file name that is not UTF-8 (lone surrogates) makes a URI that renders and keeps the exact path', () => {
+        const name = 'caf\udce9/bad\udcff.txt 🙂';
+        const uri = contentUri({ turn: 'abc', path: name, side: 'after' });
+        expect(uri.path).toBe('/caf\ufffd/bad\ufffd.txt 🙂');
+        expect(parseContentUri(URI.parse(uri.toString())).path).toBe(name);
+    });
+
     it('the provider serves snapshot/fileContent text, and placeholders for binary and large files', async () => {
         const server = fakeServer({
             'snapshot/fileContent': (p) => {

@@ -7,6 +7,7 @@ always gets InvalidParams (-32602) with a message instead of a hang.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from ..errors import InvalidParams
@@ -37,6 +38,21 @@ class Params:
             raise InvalidParams(name, "must be a string")
         if value is not None and not _is_unicode(value):
             raise InvalidParams(name, "must be valid Unicode (it holds a lone surrogate)")
+        return value
+
+    def path(self, name: str = "path") -> str | None:
+        """A file path or URI. Bytes of a name that are not UTF-8 come as the lone
+        surrogates U+DC80..U+DCFF that turnback's own results use for them (PEP 383)."""
+        value = self._get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidParams(name, "must be a string")
+        if value is not None:
+            try:
+                os.fsencode(value)
+            except UnicodeEncodeError:
+                raise InvalidParams(
+                    name, "holds a lone surrogate that is not an escaped byte (U+DC80..U+DCFF)"
+                ) from None
         return value
 
     def integer(self, name: str, minimum: int | None = None) -> int | None:

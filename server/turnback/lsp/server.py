@@ -268,7 +268,7 @@ async def diff(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
         context = p.integer("context", minimum=0)
         return engine.diff(
-            p.string("session"), p.turn(), p.string("path"), 3 if context is None else context
+            p.string("session"), p.turn(), p.path(), 3 if context is None else context
         )
 
     return await ls.run(raw, work)
@@ -278,7 +278,7 @@ async def diff(ls: TurnbackServer, raw: Any) -> Any:
 async def file_content(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
         turn = p.turn()
-        path = p.string("path")
+        path = p.path()
         if turn is None:
             raise InvalidParams("turn", "is required")
         if path is None:
