@@ -9,8 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from turnback.textdiff import DiffLimits, FileDiff, Hunk, diff_file, is_binary
+from turnback.textdiff import DiffLimits, FileDiff, Hunk, _AnchoredMatcher, diff_file, is_binary
 
 
 def lines(*items: str) -> bytes:
@@ -177,3 +179,28 @@ def test_to_json() -> None:
         "hunks": [{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1}],
         "diff": "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-a\n+b\n",
     }
+
+
+line_lists = st.lists(st.sampled_from([b"a\n", b"b\n", b"c\n", b"}\n", b"x\n", b"\n"]), max_size=40)
+
+
+# Ensures the anchored matcher's opcodes cover both sides in order, its equal runs are
+# really equal, and applying them to the old lines gives the new ones.
+@settings(max_examples=400, deadline=None)
+@given(old=line_lists, edits=st.lists(st.tuples(st.integers(0, 40), line_lists), max_size=4))
+def test_anchored_opcodes_rebuild_the_new_side(old: list[bytes], edits: list) -> None:
+    new = list(old)
+    for at, inserted in edits:
+        new[at : at + len(inserted) // 2] = inserted
+    codes = _AnchoredMatcher(old, new).get_opcodes()
+    i = j = 0
+    rebuilt: list[bytes] = []
+    for tag, i1, i2, j1, j2 in codes:
+        assert (i1, j1) == (i, j) and (i2, j2) != (i1, j1)
+        if tag == "equal":
+            assert old[i1:i2] == new[j1:j2]
+        rebuilt += new[j1:j2]
+        i, j = i2, j2
+    assert (i, j) == (len(old), len(new)) and rebuilt == new
+    kinds = [tag == "equal" for tag, *_ in codes]
+    assert all(k != n for k, n in zip(kinds, kinds[1:], strict=False)), "runs must alternate"
