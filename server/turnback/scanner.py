@@ -159,6 +159,9 @@ class Scanner:
         self._last_settings: Settings | None = None
         #: The tree of the private index as last written, for path-wise updates.
         self._tree: pygit2.Oid | None = None
+        #: The private index is a fresh copy of the user's (or empty): nothing in it is
+        #: untracked, so there is nothing for new ignore rules to drop.
+        self._seeded = False
 
     def _private_index(self) -> pygit2.Index:
         if self._index is None:
@@ -189,6 +192,7 @@ class Scanner:
         self._index = None
         self._tree = None
         self._index_path.unlink(missing_ok=True)
+        self._seeded = True
         user = self.ws.user_index_path
         if user is not None and user.exists():
             shutil.copyfile(user, self._index_path)
@@ -269,6 +273,7 @@ class Scanner:
 
         self.user_index.refresh()
         index = self._private_index()
+        fresh, self._seeded = self._seeded, False  # a failed capture revalidates next time
         plain = self.ws.shadow
         policy = UntrackedPolicy(
             self.ws.root,
@@ -309,7 +314,7 @@ class Scanner:
 
         changed = {d.new_file.path for d in deltas}
         rules_changed = any(p.rpartition("/")[2] == ".gitignore" for p in changed)
-        if not plain or rules_changed or settings != self._last_settings:
+        if not fresh and (not plain or rules_changed or settings != self._last_settings):
             self._revalidate_untracked(index, policy, skipped, changed)
         self._last_settings = settings
 
