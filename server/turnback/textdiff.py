@@ -18,9 +18,9 @@ Conventions, chosen to match ``git diff`` so clients can reuse git-aware tooling
 
 Speed: ``difflib.SequenceMatcher`` spends most of its time finding the longest match
 over whole files. The common prefix and suffix are cut first, and the rest is split at
-lines that occur exactly once on each side, in order (patience diff's anchors), so
-difflib only runs on the small gaps between them: a 2,000-line file with ten edited
-hunks diffs about ten times faster, with the same hunks git prints.
+lines that occur exactly once on each side, in order (patience diff's anchors), or,
+when no line is unique (repetitive text), at runs of four lines that are; difflib then
+only runs on the small gaps between them, with the same hunks git prints.
 """
 
 from __future__ import annotations
@@ -132,6 +132,11 @@ def _emit(out: list[str], prefix: str, lines: list[bytes]) -> None:
 
 Opcode = tuple[str, int, int, int, int]
 
+#: Lines per anchor when no single line is unique on both sides.
+_RUN = 4
+#: Below this nesting, gaps go to difflib whole: a bound on recursion for any input.
+_MAX_DEPTH = 40
+
 
 class _AnchoredMatcher(difflib.SequenceMatcher):
     """A SequenceMatcher whose opcodes come from `_match` (difflib runs on the gaps)."""
@@ -143,13 +148,20 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
     def get_opcodes(self) -> list[Opcode]:
         if self._codes is None:
             raw: list[Opcode] = []
-            _match(self.a, self.b, 0, len(self.a), 0, len(self.b), raw)
+            _match(self.a, self.b, 0, len(self.a), 0, len(self.b), raw, 0)
             self._codes = _merged(raw)
         return self._codes
 
 
 def _match(
-    a: Sequence[bytes], b: Sequence[bytes], a_lo: int, a_hi: int, b_lo: int, b_hi: int, out: list
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    a_lo: int,
+    a_hi: int,
+    b_lo: int,
+    b_hi: int,
+    out: list,
+    depth: int,
 ) -> None:
     """Opcodes turning a[a_lo:a_hi] into b[b_lo:b_hi], appended to `out` in order."""
     start_a, start_b = a_lo, b_lo
@@ -160,34 +172,69 @@ def _match(
         a_hi, b_hi = a_hi - 1, b_hi - 1
     if a_lo > start_a:
         out.append(("equal", start_a, a_lo, start_b, b_lo))
-    anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi)
-    if not anchors:
-        matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            out.append((tag, a_lo + i1, a_lo + i2, b_lo + j1, b_lo + j2))
-    else:
-        i, j = a_lo, b_lo
-        for ai, bj in anchors:
-            _match(a, b, i, ai, j, bj, out)
-            out.append(("equal", ai, ai + 1, bj, bj + 1))
-            i, j = ai + 1, bj + 1
-        _match(a, b, i, a_hi, j, b_hi, out)
+    _match_middle(a, b, a_lo, a_hi, b_lo, b_hi, out, depth)
     if a_hi < end_a:
         out.append(("equal", a_hi, end_a, b_hi, end_b))
 
 
+def _match_middle(
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    a_lo: int,
+    a_hi: int,
+    b_lo: int,
+    b_hi: int,
+    out: list,
+    depth: int,
+) -> None:
+    """`_match` once the common ends are cut: anchors if any, else difflib."""
+    if a_lo == a_hi or b_lo == b_hi:  # only deletions or only insertions are left
+        if a_lo < a_hi or b_lo < b_hi:
+            out.append(("delete" if a_lo < a_hi else "insert", a_lo, a_hi, b_lo, b_hi))
+        return
+    anchors: list[tuple[int, int]] = []
+    if depth < _MAX_DEPTH:
+        anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, 1) or _unique_anchors(
+            a, b, a_lo, a_hi, b_lo, b_hi, _RUN
+        )
+    if not anchors:
+        matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            out.append((tag, a_lo + i1, a_lo + i2, b_lo + j1, b_lo + j2))
+        return
+    i, j = a_lo, b_lo
+    for ai, bj in anchors:
+        if ai > i or bj > j:
+            _match(a, b, i, ai, j, bj, out, depth + 1)
+        out.append(("equal", ai, ai + 1, bj, bj + 1))
+        i, j = ai + 1, bj + 1
+    _match(a, b, i, a_hi, j, b_hi, out, depth + 1)
+
+
 def _unique_anchors(
-    a: Sequence[bytes], b: Sequence[bytes], a_lo: int, a_hi: int, b_lo: int, b_hi: int
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    a_lo: int,
+    a_hi: int,
+    b_lo: int,
+    b_hi: int,
+    width: int,
 ) -> list[tuple[int, int]]:
-    """The longest in-order run of lines that occur once in each range (patience sort)."""
-    if min(a_hi - a_lo, b_hi - b_lo) < 2:
+    """Line pairs that start a run of `width` equal lines occurring once in each range,
+    the longest in-order chain of them (patience sorting). Each pair is one equal line."""
+    if min(a_hi - a_lo, b_hi - b_lo) < max(2, width):
         return []
+
+    def key(lines: Sequence[bytes], at: int) -> bytes:
+        return lines[at] if width == 1 else b"".join(lines[at : at + width])
+
     seen_a: dict[bytes, int] = {}
-    for i in range(a_lo, a_hi):
-        seen_a[a[i]] = -1 if a[i] in seen_a else i
+    for i in range(a_lo, a_hi - width + 1):
+        line = key(a, i)
+        seen_a[line] = -1 if line in seen_a else i
     seen_b: dict[bytes, int] = {}
-    for j in range(b_lo, b_hi):
-        line = b[j]
+    for j in range(b_lo, b_hi - width + 1):
+        line = key(b, j)
         if seen_a.get(line, -1) >= 0:
             seen_b[line] = -1 if line in seen_b else j
     pairs = sorted((seen_a[line], j) for line, j in seen_b.items() if j >= 0)
