@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from conftest import GIT_ENV, make_repo
 from turnback.gitpaths import path_is_ignored, tree_from_index
+from turnback.repository import open_workspace
 from turnback.treeops import Entry, _tree_with
+from turnback.userindex import UserIndex
 
 #: Prefix-free, so any subset is a valid tree.
 BASE_PATHS = ["a/x", "a/y", "a/c/z", "b/x", "top", "d/e/f"]
@@ -75,3 +77,20 @@ def test_removing_below_a_file_keeps_the_file(bare):
     base = bare[_tree_with(bare, None, {"top": top})]
     for build in (_tree_with, tree_from_index):
         assert build(bare, base, {"top/q": None}) == base.id, build.__name__
+
+
+# Ensures the user index's tracked-directory answer (a binary search over entry paths)
+# agrees with the index's tree for every directory, including names sorting around "/".
+def test_tracked_directories_match_the_index_tree(tmp_path: Path):
+    files = {f: "x\n" for f in ["a/b/c.txt", "a-b/x", "a.b", "ab/y", "z/é/q", "a/b!/w"]}
+    repo_dir = make_repo(tmp_path / "repo", files)
+    index = UserIndex(open_workspace(repo_dir))
+    index.refresh()
+    tree = index.tree
+    assert tree is not None
+    for rel in ["a", "a/b", "a-b", "a.b", "ab", "z", "z/é", "a/b!", "b", "a/b/c.txt", "a/c", "zz"]:
+        try:
+            expected = tree[rel].type == pygit2.GIT_OBJECT_TREE
+        except KeyError:
+            expected = False
+        assert index.tracks_dir(rel) == expected, rel

@@ -27,6 +27,7 @@ from .repository import WorkspaceRepo
 from .statcache import add_with_stat
 from .treeops import Entry, tree_with
 from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy, too_many_files
+from .userindex import UserIndex
 from .workwriter import under_real_dirs
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners,
@@ -101,49 +102,6 @@ def hash_or_gone(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygi
     if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
         raise _Churn(f"{full} changed while it was read")
     return oid
-
-
-class UserIndex:
-    """What the user's own index tracks, reloaded only when its file changes."""
-
-    def __init__(self, ws: WorkspaceRepo) -> None:
-        self.ws = ws
-        self._stamp: tuple[int, int, int] | None = None
-        self.index: pygit2.Index | None = None
-        self.tree: pygit2.Tree | None = None
-
-    def refresh(self) -> bool:
-        """Reloads the user's index if its file changed; says whether it did."""
-        path = self.ws.user_index_path
-        try:
-            st = os.stat(path) if path else None
-        except OSError:
-            st = None
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
-        if stamp == self._stamp and (self.index is not None or stamp is None):
-            return False
-        self._stamp = stamp
-        self.index, self.tree = None, None
-        if st is None or path is None:
-            return True
-        self.index = pygit2.Index(str(path))
-        try:
-            self.tree = self.ws.repo[self.index.write_tree(self.ws.repo)]  # type: ignore[assignment]
-        except pygit2.GitError:  # a merge in progress: the index holds conflicts
-            head = self.ws.head_commit()
-            self.tree = self.ws.repo[head].tree if head else None  # type: ignore[union-attr]
-        return True
-
-    def tracks(self, path: str) -> bool:
-        return self.index is not None and path in self.index
-
-    def tracks_dir(self, rel_dir: str) -> bool:
-        if self.tree is None:
-            return False
-        try:
-            return self.tree[rel_dir].type == pygit2.GIT_OBJECT_TREE
-        except KeyError:
-            return False
 
 
 class Scanner:
