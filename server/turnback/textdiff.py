@@ -18,15 +18,16 @@ Conventions, chosen to match ``git diff`` so clients can reuse git-aware tooling
 
 Speed: ``difflib.SequenceMatcher`` spends most of its time finding the longest match
 over whole files. The common prefix and suffix are cut first, and the rest is split at
-lines that occur exactly once on each side, in order (patience diff's anchors), or,
-when no line is unique (repetitive text), at runs of four lines that are; difflib then
-only runs on the small gaps between them, with the same hunks git prints.
+runs of four lines that occur exactly once on each side, in order (patience diff's
+anchors, on runs so that repetitive text has them too), then at single unique lines;
+difflib only runs on the small gaps left, with the same hunks git prints.
 """
 
 from __future__ import annotations
 
 import bisect
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -132,7 +133,8 @@ def _emit(out: list[str], prefix: str, lines: list[bytes]) -> None:
 
 Opcode = tuple[str, int, int, int, int]
 
-#: Lines per anchor when no single line is unique on both sides.
+#: Lines per anchor: long enough to be unique in repetitive text, short enough to fit
+#: between edits a few lines apart.
 _RUN = 4
 #: Below this nesting, gaps go to difflib whole: a bound on recursion for any input.
 _MAX_DEPTH = 40
@@ -194,8 +196,8 @@ def _match_middle(
         return
     anchors: list[tuple[int, int]] = []
     if depth < _MAX_DEPTH:
-        anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, 1) or _unique_anchors(
-            a, b, a_lo, a_hi, b_lo, b_hi, _RUN
+        anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, _RUN) or _unique_anchors(
+            a, b, a_lo, a_hi, b_lo, b_hi, 1
         )
     if not anchors:
         matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], autojunk=False)
@@ -206,7 +208,11 @@ def _match_middle(
     for ai, bj in anchors:
         if ai > i or bj > j:
             _match(a, b, i, ai, j, bj, out, depth + 1)
-        out.append(("equal", ai, ai + 1, bj, bj + 1))
+        last = out[-1] if out else None
+        if last is not None and last[0] == "equal" and (last[2], last[4]) == (ai, bj):
+            out[-1] = ("equal", last[1], ai + 1, last[3], bj + 1)  # a run of anchors grows
+        else:
+            out.append(("equal", ai, ai + 1, bj, bj + 1))
         i, j = ai + 1, bj + 1
     _match(a, b, i, a_hi, j, b_hi, out, depth + 1)
 
@@ -225,21 +231,18 @@ def _unique_anchors(
     if min(a_hi - a_lo, b_hi - b_lo) < max(2, width):
         return []
 
-    def key(lines: Sequence[bytes], at: int) -> bytes:
-        return lines[at] if width == 1 else b"".join(lines[at : at + width])
-
-    seen_a: dict[bytes, int] = {}
-    for i in range(a_lo, a_hi - width + 1):
-        line = key(a, i)
-        seen_a[line] = -1 if line in seen_a else i
-    seen_b: dict[bytes, int] = {}
-    for j in range(b_lo, b_hi - width + 1):
-        line = key(b, j)
-        if seen_a.get(line, -1) >= 0:
-            seen_b[line] = -1 if line in seen_b else j
-    pairs = sorted((seen_a[line], j) for line, j in seen_b.items() if j >= 0)
-    if len(pairs) < 1:
+    keys_a, keys_b = _keys(a, a_lo, a_hi, width), _keys(b, b_lo, b_hi, width)
+    count_a, count_b = Counter(keys_a), Counter(keys_b)
+    at_a = {key: i for i, key in enumerate(keys_a, a_lo) if count_a[key] == 1}
+    pairs = [
+        (at_a[key], j) for j, key in enumerate(keys_b, b_lo) if count_b[key] == 1 and key in at_a
+    ]
+    pairs.sort()
+    if not pairs:
         return []
+    order = [j for _, j in pairs]
+    if order == sorted(order):
+        return pairs  # nothing moved: every pair is in order already (the common case)
     # Longest increasing subsequence of the b positions, in O(n log n).
     tails: list[int] = []  # the b position ending the best run of each length
     ends: list[int] = []  # which pair ends it
@@ -258,6 +261,15 @@ def _unique_anchors(
         run.append(pairs[k])
         k = back[k]
     return run[::-1]
+
+
+def _keys(lines: Sequence[bytes], low: int, high: int, width: int) -> list[bytes]:
+    """Each position's run of `width` lines as one key (lines keep their ends, so the
+    joined bytes name the run exactly)."""
+    if width == 1:
+        return list(lines[low:high])
+    shifted = [lines[low + k : high] for k in range(width)]
+    return list(map(b"".join, zip(*shifted, strict=False)))
 
 
 def _merged(codes: list[Opcode]) -> list[Opcode]:
