@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import logging
-import sys
 
 from pygls.exceptions import JsonRpcException
 
@@ -22,24 +20,7 @@ class _ExpectedErrors(logging.Filter):
         return not (isinstance(error, JsonRpcException) and error.code != INTERNAL_ERROR)
 
 
-#: glibc's M_ARENA_MAX. Each worker thread otherwise gets its own malloc arena and
-#: keeps the pages of a 100k-entry index after it is freed (measured: bench/README.md).
-_M_ARENA_MAX = -8
-_MALLOC_ARENAS = 2
-
-
-def _limit_malloc_arenas() -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(_M_ARENA_MAX, _MALLOC_ARENAS)
-    except (OSError, AttributeError):
-        pass  # not glibc (musl has no arenas to limit)
-
-
 def serve(tcp: str | None = None, log_file: str | None = None) -> int:
-    _limit_malloc_arenas()
     logging.basicConfig(
         filename=log_file,
         level=logging.INFO if log_file else logging.WARNING,
