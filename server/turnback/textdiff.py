@@ -194,6 +194,9 @@ def _match_middle(
         if a_lo < a_hi or b_lo < b_hi:
             out.append(("delete" if a_lo < a_hi else "insert", a_lo, a_hi, b_lo, b_hi))
         return
+    if set(a[a_lo:a_hi]).isdisjoint(b[b_lo:b_hi]):  # nothing in common: rewritten lines
+        out.append(("replace", a_lo, a_hi, b_lo, b_hi))
+        return
     anchors: list[tuple[int, int]] = []
     if depth < _MAX_DEPTH:
         anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, _RUN) or _unique_anchors(
