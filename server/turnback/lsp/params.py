@@ -11,14 +11,7 @@ import os
 from typing import Any
 
 from ..errors import InvalidParams
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
+from ..gitpaths import is_utf8
 
 
 class Params:
@@ -36,7 +29,7 @@ class Params:
         value = self._get(name)
         if value is not None and not isinstance(value, str):
             raise InvalidParams(name, "must be a string")
-        if value is not None and not _is_unicode(value):
+        if value is not None and not is_utf8(value):
             raise InvalidParams(name, "must be valid Unicode (it holds a lone surrogate)")
         return value
 
@@ -85,7 +78,7 @@ class Params:
         value = self._get("metadata")
         if value is not None and not isinstance(value, dict):
             raise InvalidParams("metadata", "must be an object")
-        if value is not None and not _is_unicode(json.dumps(value, ensure_ascii=False)):
+        if value is not None and not is_utf8(json.dumps(value, ensure_ascii=False)):
             raise InvalidParams("metadata", "must be valid Unicode (it holds a lone surrogate)")
         return value
 
