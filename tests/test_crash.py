@@ -222,3 +222,14 @@ def test_recovery_is_reported(tmp_path: Path):
     assert done.returncode == 0
     assert "rolled back an interrupted undo" in done.stderr
     assert tree_state(repo) == after
+
+
+# Ensures a temporary file that a power loss put back in the staging directory (its
+# rename never reached the disk) is removed by the next operation, journal or not.
+def test_stray_staged_files_are_swept(tmp_path: Path):
+    repo, _before, after = scenario(tmp_path / "repo")
+    staging = repo / ".git/turnback/staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    (staging / ".turnback-0123456789abcdef-deadbeef.tmp").write_text("stale\n")
+    recover(repo)  # asserts the staging directory is empty
+    assert tree_state(repo) == after

@@ -86,3 +86,10 @@ def test_junk_is_bounded():
 # Ensures blank lines between frames are not mistaken for a header block.
 def test_blank_lines_between_frames():
     assert feed_all(b"\r\n\r\n" + frame(b"[7]") + b"\r\n" + frame(b"[8]")) == [b"[7]", b"[8]"]
+
+
+# Ensures one refused frame gets one error, even when its unread body holds blank lines.
+def test_one_error_for_a_refused_frame_with_blank_lines():
+    body = b'{\n\n  "a": 1\n\n}'
+    out = feed_all(b"Content-Length: %d\r\n\r\n" % (MAX_MESSAGE_BYTES + 1) + body + frame(b"[9]"))
+    assert codes(out) == [INVALID_REQUEST, b"[9]"]

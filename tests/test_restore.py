@@ -22,6 +22,7 @@ from conftest import (
     capture,
     git,
     list_turns,
+    make_repo,
     open_session,
     read,
     redo,
@@ -31,6 +32,7 @@ from conftest import (
     undo,
     write,
 )
+from turnback.engine import Engine, RestoreOptions
 
 REQUEST_FAILED = -32803
 SIZE_LIMIT = 1000
@@ -472,3 +474,20 @@ async def test_unsaved_editor_changes_conflict(client, repo: Path):
     assert data["files"] == ["README.md"]
     assert read(repo, "README.md") == "agent\n"
     assert (await list_turns(client))["canRedo"] is False
+
+
+# Ensures a file undo writes into a setgid directory gets that directory's group, as a
+# file created there would, although it is staged elsewhere first.
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs a group other than our own: root")
+def test_restored_file_inherits_a_setgid_directory_group(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"shared/a.txt": "v1\n"})
+    os.chown(repo / "shared", -1, 12345)
+    os.chmod(repo / "shared", 0o2775)
+    os.chown(repo / "shared/a.txt", -1, 12345)
+    engine = Engine(str(repo))
+    engine.capture(session="s")
+    write(repo, "shared/a.txt", "v2 by the agent\n")
+    engine.capture(session="s", phase="after")
+    engine.undo("s", RestoreOptions())
+    assert (repo / "shared/a.txt").read_text() == "v1\n"
+    assert os.stat(repo / "shared/a.txt").st_gid == 12345

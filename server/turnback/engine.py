@@ -44,7 +44,7 @@ from .timeline import (
 )
 from .treeops import changed_paths, entry_at, is_dir_in
 from .undo_redo import RestoreOptions, Restorer
-from .workwriter import WorkWriter
+from .workwriter import WorkWriter, sweep_staging
 
 CancelCheck = Callable[[], bool]
 
@@ -71,6 +71,8 @@ class Engine:
         self.settings = settings or Settings()
         self.store = TimelineStore(self.ws)
         self.journal = Journal(self.repo, self.ws.ref_prefix)
+        #: Where restores write temporary files before renaming them into place.
+        self.staging = self.ws.state_dir / "staging"
         self.watcher: fswatch.Watcher | None = None
         self._last_full_scan: float | None = None
         self._seen_exclude = self._exclude_stamp()
@@ -96,6 +98,7 @@ class Engine:
         """Finishes or rolls back a restore a crash interrupted (the journal says which)."""
         intent = self.journal.pending()
         if intent is None:
+            sweep_staging(self.staging)  # renames a power loss undid
             return
         writer = self.writer(intent.id)
         writer.sweep(list(intent.writes))  # temporary files of the write the crash cut short
@@ -128,7 +131,7 @@ class Engine:
 
     def writer(self, journal_id: str) -> WorkWriter:
         """Writes into the work tree for the restore `journal_id` names."""
-        return WorkWriter(self.ws.root, self.repo, self.ws.state_dir / "staging", journal_id[:16])
+        return WorkWriter(self.ws.root, self.repo, self.staging, journal_id[:16])
 
     def take_recovered(self) -> list[str]:
         """Messages about interrupted operations recovered since the last call."""

@@ -81,23 +81,17 @@ class WorkWriter:
     def sweep(self, paths: list[str]) -> int:
         """Removes the temporary files this restore's killed writes left, in staging and
         next to `paths`."""
-        removed = 0
-        folders = {self.staging}
+        removed = sweep_staging(self.staging)
+        folders: set[Path] = set()
         for path in paths:
-            parent = self.root.joinpath(*path.split("/")[:-1])
-            if under_real_dirs(self.root, path):
-                folders.add(parent)
-        for folder in folders:
             try:
-                names = [n for n in os.listdir(folder) if self._is_ours(n)]
-            except OSError:
+                parts = check_path(path)
+            except UnsafePath:
                 continue
-            for name in names:
-                try:
-                    os.unlink(folder / name)
-                    removed += 1
-                except FileNotFoundError:
-                    pass
+            if under_real_dirs(self.root, path):
+                folders.add(self.root.joinpath(*parts[:-1]))
+        for folder in folders:
+            removed += _remove_files(folder, self._is_ours)
         return removed
 
     def _prepare_parents(self, parts: list[str]) -> Path:
@@ -126,6 +120,8 @@ class WorkWriter:
         staging = self._staging_dir()
         temp = self._make_temp(staging or parent, entry, data)
         try:
+            if staging is not None:
+                _inherit_group(temp, parent)
             faults.step("file staged")
             if os.path.isdir(target) and not os.path.islink(target):
                 os.rmdir(target)  # only an empty directory; a full one raises and rolls back
@@ -187,6 +183,37 @@ class WorkWriter:
             except OSError:
                 return
             parts = parts[:-1]
+
+
+def sweep_staging(staging: Path) -> int:
+    """Empties turnback's staging directory of temporary files (only turnback writes
+    there): the leftovers of a killed restore, or of a rename a power loss undid."""
+    return _remove_files(staging, lambda name: name.startswith(".turnback-"))
+
+
+def _remove_files(folder: Path, ours: Callable[[str], bool]) -> int:
+    try:
+        names = [name for name in os.listdir(folder) if ours(name)]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        try:
+            os.unlink(folder / name)
+            removed += 1
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def _inherit_group(temp: Path, parent: Path) -> None:
+    """The group a file made in `parent` would get: a setgid directory gives its own."""
+    try:
+        folder = os.stat(parent)
+        if folder.st_mode & stat.S_ISGID and os.lstat(temp).st_gid != folder.st_gid:
+            os.chown(temp, -1, folder.st_gid, follow_symlinks=False)
+    except OSError:
+        pass  # not a member of that group: keep the user's own, as git would
 
 
 _UMASK: int | None = None

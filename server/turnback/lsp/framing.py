@@ -52,7 +52,9 @@ class FrameParser:
         self._length: int | None = None  # set while a body is being read
         self._header_length: int | None = None
         self._in_headers = False  # a header line has been seen since the last frame
-        self._broken = False  # this header block already produced an error
+        #: An error was reported: stay quiet until the next valid Content-Length, so the
+        #: rest of a broken frame (blank lines in its body) gets no further errors.
+        self._resyncing = False
 
     def feed(self, data: bytes) -> list[bytes | FrameError]:
         self._buffer += data
@@ -97,22 +99,22 @@ class FrameParser:
                 f"Content-Length {_show(value)} is over the limit of {MAX_MESSAGE_BYTES} bytes",
             )
         self._header_length = length
-        self._broken = False
+        self._resyncing = False
         return None
 
     def _end_of_headers(self) -> FrameError | None:
-        length, broken, seen = self._header_length, self._broken, self._in_headers
-        self._header_length, self._broken, self._in_headers = None, False, False
+        length, seen = self._header_length, self._in_headers
+        self._header_length, self._in_headers = None, False
         if length is not None:
             self._length = length
             return None
-        if seen and not broken:
-            return FrameError(PARSE_ERROR, "a header block without a Content-Length header")
-        return None  # a blank line between frames, or a block already reported
+        if seen and not self._resyncing:
+            return self._fail(PARSE_ERROR, "a header block without a Content-Length header")
+        return None  # a blank line between frames, or more of what was already reported
 
     def _fail(self, code: int, message: str) -> FrameError:
         self._header_length = None
-        self._broken = True
+        self._resyncing = True
         return FrameError(code, message)
 
 
