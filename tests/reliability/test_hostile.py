@@ -577,6 +577,8 @@ def test_frames_with_an_id_get_a_json_rpc_error(playground) -> None:
         for name, (msg_id, code) in MUST_ANSWER.items():
             count = len(server.received)
             server.send(DELIMITED[name])
+            if msg_id is not None:  # handled in a worker thread: may answer after a later one
+                server.wait_response(msg_id, timeout=10)
             assert _answers_after(server)
             got = _errors_since(server, count)
             if (msg_id, code) not in got:
