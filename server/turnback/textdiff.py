@@ -144,7 +144,7 @@ _MAX_DEPTH = 40
 
 
 class _AnchoredMatcher(difflib.SequenceMatcher):
-    """A SequenceMatcher whose opcodes come from `_match` (difflib runs on the gaps)."""
+    """A SequenceMatcher whose opcodes come from anchors, with difflib on the gaps."""
 
     def __init__(self, a: list[bytes], b: list[bytes]) -> None:
         super().__init__(None, a, b, autojunk=False)
@@ -153,74 +153,43 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
     def get_opcodes(self) -> list[Opcode]:
         if self._codes is None:
             raw: list[Opcode] = []
-            _match(self.a, self.b, 0, len(self.a), 0, len(self.b), raw, 0)
+            self._match(0, len(self.a), 0, len(self.b), 0, raw)
             self._codes = _merged(raw)
         return self._codes
 
-
-def _match(
-    a: Sequence[bytes],
-    b: Sequence[bytes],
-    a_lo: int,
-    a_hi: int,
-    b_lo: int,
-    b_hi: int,
-    out: list,
-    depth: int,
-) -> None:
-    """Opcodes turning a[a_lo:a_hi] into b[b_lo:b_hi], appended to `out` in order."""
-    start_a, start_b = a_lo, b_lo
-    while a_lo < a_hi and b_lo < b_hi and a[a_lo] == b[b_lo]:
-        a_lo, b_lo = a_lo + 1, b_lo + 1
-    end_a, end_b = a_hi, b_hi
-    while a_hi > a_lo and b_hi > b_lo and a[a_hi - 1] == b[b_hi - 1]:
-        a_hi, b_hi = a_hi - 1, b_hi - 1
-    if a_lo > start_a:
+    def _match(self, a_lo: int, a_hi: int, b_lo: int, b_hi: int, depth: int, out: list) -> None:
+        """Opcodes turning a[a_lo:a_hi] into b[b_lo:b_hi], appended to `out` in order
+        (adjacent ones of a kind are joined afterwards, by `_merged`)."""
+        a, b = self.a, self.b
+        start_a, start_b, end_a, end_b = a_lo, b_lo, a_hi, b_hi
+        while a_lo < a_hi and b_lo < b_hi and a[a_lo] == b[b_lo]:
+            a_lo, b_lo = a_lo + 1, b_lo + 1
+        while a_hi > a_lo and b_hi > b_lo and a[a_hi - 1] == b[b_hi - 1]:
+            a_hi, b_hi = a_hi - 1, b_hi - 1
         out.append(("equal", start_a, a_lo, start_b, b_lo))
-    _match_middle(a, b, a_lo, a_hi, b_lo, b_hi, out, depth)
-    if a_hi < end_a:
-        out.append(("equal", a_hi, end_a, b_hi, end_b))
-
-
-def _match_middle(
-    a: Sequence[bytes],
-    b: Sequence[bytes],
-    a_lo: int,
-    a_hi: int,
-    b_lo: int,
-    b_hi: int,
-    out: list,
-    depth: int,
-) -> None:
-    """`_match` once the common ends are cut: anchors if any, else difflib."""
-    if a_lo == a_hi or b_lo == b_hi:  # only deletions or only insertions are left
-        if a_lo < a_hi or b_lo < b_hi:
+        if a_lo == a_hi or b_lo == b_hi:  # only deletions or only insertions are left
             out.append(("delete" if a_lo < a_hi else "insert", a_lo, a_hi, b_lo, b_hi))
-        return
-    if set(a[a_lo:a_hi]).isdisjoint(b[b_lo:b_hi]):  # nothing in common: rewritten lines
-        out.append(("replace", a_lo, a_hi, b_lo, b_hi))
-        return
-    anchors: list[tuple[int, int]] = []
-    if depth < _MAX_DEPTH:
-        anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, _RUN) or _unique_anchors(
-            a, b, a_lo, a_hi, b_lo, b_hi, 1
-        )
-    if not anchors:
-        matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            out.append((tag, a_lo + i1, a_lo + i2, b_lo + j1, b_lo + j2))
-        return
-    i, j = a_lo, b_lo
-    for ai, bj in anchors:
-        if ai > i or bj > j:
-            _match(a, b, i, ai, j, bj, out, depth + 1)
-        last = out[-1] if out else None
-        if last is not None and last[0] == "equal" and (last[2], last[4]) == (ai, bj):
-            out[-1] = ("equal", last[1], ai + 1, last[3], bj + 1)  # a run of anchors grows
+        elif set(a[a_lo:a_hi]).isdisjoint(b[b_lo:b_hi]):  # nothing in common: rewritten
+            out.append(("replace", a_lo, a_hi, b_lo, b_hi))
         else:
-            out.append(("equal", ai, ai + 1, bj, bj + 1))
-        i, j = ai + 1, bj + 1
-    _match(a, b, i, a_hi, j, b_hi, out, depth + 1)
+            anchors: list[tuple[int, int]] = []
+            if depth < _MAX_DEPTH:
+                anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, _RUN) or (
+                    _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, 1)
+                )
+            if anchors:
+                i, j = a_lo, b_lo
+                for ai, bj in anchors:
+                    if ai > i or bj > j:
+                        self._match(i, ai, j, bj, depth + 1, out)
+                    out.append(("equal", ai, ai + 1, bj, bj + 1))
+                    i, j = ai + 1, bj + 1
+                self._match(i, a_hi, j, b_hi, depth + 1, out)
+            else:
+                matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], False)
+                for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+                    out.append((tag, a_lo + i1, a_lo + i2, b_lo + j1, b_lo + j2))
+        out.append(("equal", a_hi, end_a, b_hi, end_b))
 
 
 def _unique_anchors(
