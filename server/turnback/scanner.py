@@ -134,6 +134,16 @@ class Scanner:
         assert self._index is not None
         return self._index
 
+    def _policy(self, settings: Settings) -> UntrackedPolicy:
+        """What to capture of the untracked files, under the user's index as last read."""
+        return UntrackedPolicy(
+            self.ws.root,
+            self.ws.repo,
+            settings,
+            tracked_dir=self.user_index.tracks_dir,
+            plain_folder=self.ws.shadow,
+        )
+
     def _open_index(self) -> pygit2.Index | None:
         if not self._index_path.exists():
             return None
@@ -233,13 +243,7 @@ class Scanner:
         index = self._private_index()
         fresh, self._seeded = self._seeded, False  # a failed capture revalidates next time
         plain = self.ws.shadow
-        policy = UntrackedPolicy(
-            self.ws.root,
-            self.ws.repo,
-            settings,
-            tracked_dir=self.user_index.tracks_dir,
-            plain_folder=plain,
-        )
+        policy = self._policy(settings)
         report("Scanning the work tree", None)
         deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
         check_cancel()
@@ -308,13 +312,7 @@ class Scanner:
         if self._tree is None or user_index_changed:
             # Who tracks what changed (git add, commit): re-check every untracked verdict.
             return self._capture(settings, None, None)
-        policy = UntrackedPolicy(
-            self.ws.root,
-            self.ws.repo,
-            settings,
-            tracked_dir=self.user_index.tracks_dir,
-            plain_folder=self.ws.shadow,
-        )
+        policy = self._policy(settings)
         root = str(self.ws.root)
         skipped: dict[str, Skipped] = {}
         changes: dict[str, Entry | None] = {}
@@ -417,13 +415,7 @@ class Scanner:
         so a restore keeps it rather than overwrite what it could not save.
         """
         self.user_index.refresh()
-        policy = UntrackedPolicy(
-            self.ws.root,
-            self.ws.repo,
-            settings,
-            tracked_dir=self.user_index.tracks_dir,
-            plain_folder=self.ws.shadow,
-        )
+        policy = self._policy(settings)
         changes: dict[str, Entry | None] = {}
         skipped: dict[str, Skipped] = {}
         root = str(self.ws.root)
