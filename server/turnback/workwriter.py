@@ -210,7 +210,7 @@ def _inherit_group(temp: Path, parent: Path) -> None:
     """The group a file made in `parent` would get: a setgid directory gives its own."""
     try:
         folder = os.stat(parent)
-        if folder.st_mode & stat.S_ISGID and os.lstat(temp).st_gid != folder.st_gid:
+        if folder.st_mode & stat.S_ISGID:
             os.chown(temp, -1, folder.st_gid, follow_symlinks=False)
     except OSError:
         pass  # not a member of that group: keep the user's own, as git would
