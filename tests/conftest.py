@@ -45,10 +45,15 @@ GIT_ENV = {
 os.environ["TURNBACK_DATA_DIR"] = str(DATA_DIR)  # for in-process engine tests
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    done = subprocess.run(
+def git_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The git CLI, its exit status and output left to the caller."""
+    return subprocess.run(
         ["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=False
     )
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    done = git_run(cwd, *args)
     if check and done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
     return done.stdout

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import (
-    GIT_ENV,
     SERVER_ENV,
     cli_json,
+    git_run,
     read,
     request,
     run_cli,
@@ -161,14 +161,7 @@ def test_concurrent_cli_captures(repo: Path):
     listing = cli_json(repo, "list")
     assert sorted(t["turn"] for t in listing["turns"]) == [1, 2, 3, 4]
     assert {t["label"] for t in listing["turns"]} == {"p0", "p1", "p2", "p3"}
-    fsck = subprocess.run(
-        ["git", "fsck", "--full", "--strict"],
-        cwd=repo,
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    fsck = git_run(repo, "fsck", "--full", "--strict")
     assert fsck.returncode == 0, fsck.stderr
     for word in ("error", "missing", "broken", "corrupt"):
         assert word not in (fsck.stdout + fsck.stderr).lower()

@@ -16,7 +16,16 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import GIT_ENV, SERVER_ENV, cli_json, git, make_repo, run_cli, tree_state, write
+from conftest import (
+    SERVER_ENV,
+    cli_json,
+    git,
+    git_run,
+    make_repo,
+    run_cli,
+    tree_state,
+    write,
+)
 
 FILES = {"a.txt": "a\n", "dir/b.txt": "b\n", "dir/c.txt": "c\n", "run.sh": "echo hi\n"}
 
@@ -58,14 +67,7 @@ def killed_at(repo: Path, step: int, *args: str) -> bool:
 def recover(repo: Path) -> dict:
     """The next process: any locked operation recovers; list says what the timeline holds."""
     listing = cli_json(repo, "list")
-    fsck = subprocess.run(
-        ["git", "fsck", "--full", "--no-dangling"],
-        cwd=repo,
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    fsck = git_run(repo, "fsck", "--full", "--no-dangling")
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     assert "journal" not in git(repo, "for-each-ref", "refs/turnback")
     staging = repo / ".git/turnback/staging"

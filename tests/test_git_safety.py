@@ -7,7 +7,6 @@ the git CLI; the server runs with no git identity and a private data directory (
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,9 +15,9 @@ import pytest
 from pytest_lsp import LanguageClient
 
 from conftest import (
-    SERVER_ENV,
     capture,
     git,
+    git_run,
     list_turns,
     make_repo,
     read,
@@ -160,14 +159,7 @@ def gc_everything(repo: Path) -> None:
     """The most aggressive gc a user can run: reflogs expired, unreachable objects deleted."""
     git(repo, "reflog", "expire", "--expire=now", "--all")
     git(repo, "gc", "-q", "--prune=now")
-    fsck = subprocess.run(
-        ["git", "fsck", "--no-dangling", "--no-progress"],
-        cwd=repo,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    fsck = git_run(repo, "fsck", "--no-dangling", "--no-progress")
     assert fsck.returncode == 0 and not fsck.stdout.strip(), fsck.stdout + fsck.stderr
 
 

@@ -27,22 +27,15 @@ from conftest import SERVER_CONFIG, git, open_session
 # ---- hypothesis profiles -----------------------------------------------------------------
 
 #: CI: a few hundred steps in well under a minute. "long": TURNBACK_LONG=1 for local runs.
-settings.register_profile(
-    "ci",
-    max_examples=20,
-    stateful_step_count=15,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-settings.register_profile(
-    "long",
-    max_examples=400,
-    stateful_step_count=50,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+for name, examples, steps in (("ci", 20, 15), ("long", 400, 50)):
+    settings.register_profile(
+        name,
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
 LONG = os.environ.get("TURNBACK_LONG") == "1"
 PROFILE_NAME = "long" if LONG else "ci"
 PROFILE = settings.get_profile(PROFILE_NAME)
@@ -175,18 +168,9 @@ def tree_files(repo: pygit2.Repository, tree: pygit2.Tree | None, prefix: str = 
 
 def fsck_problems(repo_root: Path) -> list[str]:
     """`git fsck --full` lines that are not mere dangling objects (those are normal)."""
-    import subprocess
+    from conftest import git_run
 
-    from conftest import GIT_ENV
-
-    done = subprocess.run(
-        ["git", "fsck", "--full", "--no-progress"],
-        cwd=repo_root,
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = git_run(repo_root, "fsck", "--full", "--no-progress")
     lines = [
         line
         for line in (done.stdout + done.stderr).splitlines()

@@ -98,6 +98,14 @@ USER_OPS = st.one_of(
 )
 #: A turnback step first restarts the server (a fresh Engine, or a new process) this often.
 RESTART_FIRST = st.sampled_from([False, False, False, False, True])
+#: Undo and redo draw the same arguments.
+RESTORE_ARGS = {
+    "name": st.sampled_from(SESSIONS),
+    "count": st.integers(1, 4),
+    "force": st.booleans(),
+    "dry_run": st.sampled_from([False, False, False, True]),
+    "restart_first": RESTART_FIRST,
+}
 TURNS_PER_SESSION = 100  # the default setting
 
 #: Totals over every machine run in this process, per driver, printed by the last test.
@@ -554,24 +562,12 @@ class TurnbackMachine(RuleBasedStateMachine):
         self.check_snapshot(name, turn.number, "after", now)
         self.check_listing(name)
 
-    @rule(
-        name=st.sampled_from(SESSIONS),
-        count=st.integers(1, 4),
-        force=st.booleans(),
-        dry_run=st.sampled_from([False, False, False, True]),
-        restart_first=RESTART_FIRST,
-    )
+    @rule(**RESTORE_ARGS)
     def undo(self, name: str, count: int, force: bool, dry_run: bool, restart_first: bool):
         self.maybe_restart(restart_first)
         self.restore("undo", name, count, force, dry_run)
 
-    @rule(
-        name=st.sampled_from(SESSIONS),
-        count=st.integers(1, 4),
-        force=st.booleans(),
-        dry_run=st.sampled_from([False, False, False, True]),
-        restart_first=RESTART_FIRST,
-    )
+    @rule(**RESTORE_ARGS)
     def redo(self, name: str, count: int, force: bool, dry_run: bool, restart_first: bool):
         self.maybe_restart(restart_first)
         self.restore("redo", name, count, force, dry_run)
