@@ -1,6 +1,8 @@
-"""Neovim's built-in LSP client drives the real server through editors/neovim/turnback.lua.
+"""Neovim's built-in LSP client drives the real server through the plugin in editors/neovim.
 
-Headless Neovim loads the user-facing config with `:luafile` (tests/nvim/init.lua) and runs
+Headless Neovim installs the plugin as a package (tests/nvim/init.lua links it under a
+`pack/*/start` folder on 'packpath', as Neovim's own package manager does), calls
+`require("turnback").setup()`, and runs
 tests/nvim/driver.lua, which uses the config's commands and functions and reports each step
 as a JSON line. At checkpoints the driver waits for this test, which plays the agent (edits
 files on disk while a buffer shows one of them) and checks the disk independently.
@@ -23,7 +25,7 @@ from conftest import SERVER_ENV, make_repo, read, write
 
 NVIM = shutil.which("nvim")
 HERE = Path(__file__).parent
-CONFIG = HERE.parent / "editors" / "neovim" / "turnback.lua"
+PLUGIN = HERE.parent / "editors" / "neovim"
 INIT = HERE / "nvim" / "init.lua"
 DRIVER = HERE / "nvim" / "driver.lua"
 TIMEOUT = 60  # seconds for the whole Neovim session; the Lua side bounds each wait too
@@ -38,12 +40,15 @@ pytestmark = pytest.mark.skipif(
 def run_neovim(repo: Path, work: Path, on_step: Callable[[dict], None]) -> tuple[list[dict], str]:
     """Runs the driver in `repo`; calls on_step for each JSON line, then acknowledges it."""
     out = work / "steps.jsonl"
+    packages = work / "site"
+    (packages / "pack" / "turnback" / "start").mkdir(parents=True)
+    (packages / "pack" / "turnback" / "start" / "turnback").symlink_to(PLUGIN)
     log_path = work / "nvim.log"
     env = {
         **SERVER_ENV,
         "PATH": os.environ.get("PATH", ""),
         "TURNBACK_NVIM_CMD": json.dumps([sys.executable, "-m", "turnback", "serve"]),
-        "TURNBACK_NVIM_CONFIG": str(CONFIG),
+        "TURNBACK_NVIM_PACKPATH": str(packages),
         "TURNBACK_NVIM_OUT": str(out),
         "TURNBACK_NVIM_WATCHDOG_MS": str((TIMEOUT - 10) * 1000),
     }

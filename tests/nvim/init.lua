@@ -1,6 +1,7 @@
--- Test init for tests/test_neovim.py: loads the user-facing config exactly as a user would
--- (`:luafile editors/neovim/turnback.lua`) with the server command from the environment.
-vim.g.turnback_cmd = vim.fn.json_decode(os.getenv("TURNBACK_NVIM_CMD"))
+-- Test init for tests/test_neovim.py: installs the plugin as Neovim's own package manager does
+-- (a pack/*/start/turnback link to editors/neovim on 'packpath', see :h packages), then calls
+-- require("turnback").setup() as the README tells users to, with the server command from the
+-- environment.
 
 -- Watchdog: whatever goes wrong (even a syntax error in the driver), Neovim exits.
 local out = os.getenv("TURNBACK_NVIM_OUT")
@@ -14,4 +15,6 @@ vim.defer_fn(function()
   vim.cmd("cquit 3")
 end, tonumber(os.getenv("TURNBACK_NVIM_WATCHDOG_MS") or "50000"))
 
-vim.cmd("luafile " .. vim.fn.fnameescape(os.getenv("TURNBACK_NVIM_CONFIG")))
+vim.opt.packpath:prepend(os.getenv("TURNBACK_NVIM_PACKPATH"))
+vim.cmd("packloadall")
+require("turnback").setup({ cmd = vim.fn.json_decode(os.getenv("TURNBACK_NVIM_CMD")) })

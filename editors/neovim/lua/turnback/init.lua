@@ -1,10 +1,9 @@
 -- turnback for Neovim 0.7+: undo and redo an AI agent's turns through the turnback server.
---   :luafile path/to/turnback.lua      starts it (server command: vim.g.turnback_cmd if set)
---   require("turnback").setup({ cmd = { "turnback", "serve" } })    (file on 'runtimepath')
+-- A plugin: put editors/neovim on 'runtimepath' (a plugin manager, or a pack/*/start link),
+-- then   require("turnback").setup({ cmd = { "turnback", "serve" } })
 -- Commands: :TurnbackCapture [label]  :TurnbackUndo [count]  :TurnbackRedo [count]
 --           :TurnbackList  :TurnbackDiff [turn]     Lua: require("turnback").undo(2), ...
 local M = { timeout = 30000 }
-package.loaded.turnback = M -- after :luafile, require("turnback") returns this module
 
 -- Attaches a buffer to the server when it shows a file inside the workspace.
 local function attach(buf)
@@ -96,13 +95,17 @@ local commands = {
   end,
 }
 
+-- Starts the server for this workspace and defines the commands. Options: `cmd` (the server
+-- command, default vim.g.turnback_cmd or { "turnback", "serve" }), `timeout` (ms per request).
 function M.setup(opts)
+  opts = opts or {}
+  M.timeout = opts.timeout or M.timeout
   -- The workspace is the git root of the current directory, else the directory itself.
   local git_root = vim.fn.systemlist({ "git", "rev-parse", "--show-toplevel" })[1]
   M.root = vim.v.shell_error == 0 and git_root or vim.loop.fs_realpath(vim.fn.getcwd())
   M.client_id = vim.lsp.start_client({
     name = "turnback",
-    cmd = (opts or {}).cmd or vim.g.turnback_cmd or { "turnback", "serve" },
+    cmd = opts.cmd or vim.g.turnback_cmd or { "turnback", "serve" },
     root_dir = M.root,
   })
   local group = vim.api.nvim_create_augroup("turnback", { clear = true })
@@ -120,5 +123,4 @@ function M.setup(opts)
   return M
 end
 
-if ... == nil then M.setup() end -- loaded by :luafile (no module name): start now
 return M
