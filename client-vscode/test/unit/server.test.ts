@@ -105,6 +105,8 @@ describe('settings', () => {
             'turnback.excludedDirectories',
             'turnback.turnsPerSession',
             'turnback.codeLens',
+            'turnback.snapshotFileLimit',
+            'turnback.captureByteLimit',
         ]);
     });
 
