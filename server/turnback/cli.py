@@ -93,6 +93,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
             print(f"  {item['action']:<8} {item['path']}")
         for item in result["kept"]:
             print(f"  kept     {item['path']} ({item['reason']})")
+        if "agentHint" in result:
+            print(result["agentHint"]["message"])
     elif command == "list":
         print(
             f"Session '{result['session']}'  undo: {'yes' if result['canUndo'] else 'no'}"

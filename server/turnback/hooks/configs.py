@@ -193,6 +193,7 @@ def target(harness: Harness, root: Path, user: bool) -> JsonTarget | FileTarget:
         return FileTarget(
             {folder / event: _cline_script(harness, event) for event in harness.events},
             executable=True,
+            notes=("Cline runs hooks only when they are on: Cline settings > Enable Hooks.",),
         )
     if name == "opencode":
         folder = _config_home() / "opencode" / "plugins" if user else root / ".opencode" / "plugins"
