@@ -249,6 +249,8 @@ class Engine:
             raise InvalidParams("phase", 'must be "before" or "after"')
         if label is not None and not isinstance(label, str):
             raise InvalidParams("label", "must be a string")
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, (int, str))):
+            raise InvalidParams("turn", "must be a turn number or a turn id")
         with self._locked():
             name = self.resolve_session(session)
             timeline = self.store.load(name) or Timeline(session=name)
