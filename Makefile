@@ -44,8 +44,10 @@ e2e:
 test-e2e: $(STAMP) vsix
 	node $(E2E)/run.mjs client-vscode/turnback-0.1.0.vsix
 
-# The extension as an installable .vsix: client-vscode/turnback-<version>.vsix
-vsix: client-vscode/node_modules/.installed
+# The extension as an installable .vsix: client-vscode/turnback-<version>.vsix, with the turnback
+# wheel and its pure-Python dependencies in it (the extension installs them on first start).
+vsix: $(STAMP) client-vscode/node_modules/.installed
+	PYTHON=$(abspath $(PY)) client-vscode/scripts/bundle-server.sh
 	cd client-vscode && npm run package
 
 lint: $(STAMP)
@@ -62,4 +64,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache server/*.egg-info
-	rm -rf client-vscode/node_modules client-vscode/dist client-vscode/*.vsix
+	rm -rf client-vscode/node_modules client-vscode/dist client-vscode/bundled client-vscode/*.vsix
