@@ -1,5 +1,6 @@
 // turnback for VS Code: starts `turnback serve` and shows the agent's turns, their diffs,
 // undo and redo.
+import * as path from 'path';
 import type { ExtensionContext } from 'vscode';
 import { Commands, CONTENT_SCHEME, ContextKeys, SECTION, TURNS_VIEW_ID } from './common/constants';
 import { registerLogger, showOutput, traceInfo, traceVerbose } from './common/logging';
@@ -67,6 +68,11 @@ export async function activate(context: ExtensionContext): Promise<void> {
         middleware: createMiddleware(ctx),
         showOutput,
         openSettings: () => void executeCommand('workbench.action.openSettings', `@ext:turnback.turnback ${SECTION}.server`),
+        bundle: {
+            wheelsDir: context.asAbsolutePath(path.join('bundled', 'wheels')),
+            storageDir: context.globalStorageUri.fsPath,
+            version: String(context.extension?.packageJSON?.version ?? '0'),
+        },
     });
     manager = server;
     statusBar = new TurnStatusBar(ctx);

@@ -36,7 +36,12 @@ beforeEach(() => {
 });
 
 async function activated(server = fakeServer({ 'snapshot/list': () => listOf([turn(1), turn(2)]) })) {
-    const context = { subscriptions: [] as { dispose(): unknown }[], extension: { packageJSON: { version: '0.1.0' } } };
+    const context = {
+        subscriptions: [] as { dispose(): unknown }[],
+        extension: { packageJSON: { version: '0.1.0' } },
+        asAbsolutePath: (relative: string) => `/ext/${relative}`,
+        globalStorageUri: { fsPath: '/storage/turnback.turnback' },
+    };
     const channel = { info: vi.fn(), warn: vi.fn(), error: vi.fn(), debug: vi.fn(), appendLine: vi.fn(), show: vi.fn(), dispose: vi.fn() };
     api.createOutputChannel.mockReturnValue(channel);
     shared.requester = { sendRequest: server.sendRequest };
@@ -54,6 +59,8 @@ describe('activate', () => {
         expect(api.executeCommand).toHaveBeenCalledWith('setContext', 'turnback.serverRunning', true);
         await vi.waitFor(() => expect(api.state.statusBarItems[0].text).toBe('↶ turn 2'));
         expect(context.subscriptions.length).toBeGreaterThan(10);
+        // The server the extension brought: its wheels, its storage, its version (the env's key).
+        expect(manager.options.bundle).toEqual({ wheelsDir: '/ext/bundled/wheels', storageDir: '/storage/turnback.turnback', version: '0.1.0' });
         await deactivate();
         expect(manager.stop).toHaveBeenCalled();
     });
