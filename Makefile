@@ -41,8 +41,11 @@ test-vscode: $(STAMP) client-vscode/node_modules/.installed
 e2e:
 	$(E2E)/setup.sh
 
+# Twice: with the repository's server (turnback.server.path), then on a "clean machine" (fresh
+# HOME, no turnback on PATH or in any Python it can see), where the extension installs its own.
 test-e2e: $(STAMP) vsix
 	node $(E2E)/run.mjs client-vscode/turnback-0.1.0.vsix
+	node $(E2E)/run.mjs --clean-machine client-vscode/turnback-0.1.0.vsix
 
 # The extension as an installable .vsix: client-vscode/turnback-<version>.vsix, with the turnback
 # wheel and its pure-Python dependencies in it (the extension installs them on first start).

@@ -92,9 +92,9 @@ export async function ensurePrivateEnv(base: Interpreter, options: PrivateEnvOpt
     fs.mkdirSync(options.storageDir, { recursive: true });
     const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
     try {
-        report(`creating a Python environment (Python ${base.version.join('.')})`);
+        report(`creating a Python ${base.version.join('.')} environment…`);
         await step(run, base.executable, ['-m', 'venv', tmp], 180000, venvHint);
-        report('installing turnback and its dependencies with pip');
+        report('pip install turnback…');
         const python = envPython(tmp, platform);
         const pip = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--find-links', options.wheelsDir, wheel];
         await step(run, python, pip, 900000, () =>

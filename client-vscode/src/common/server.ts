@@ -56,7 +56,7 @@ export function bundledServer(bundle: BundleLocation, folder: WorkspaceFolder | 
                         latest = message;
                         if (!opened) {
                             opened = true;
-                            void withNotificationProgress('turnback: setting up its server (once per version)', (r) => {
+                            void withNotificationProgress('turnback: installing its server', (r) => {
                                 report = r;
                                 r(latest);
                                 return finished;
