@@ -52,6 +52,7 @@ test-e2e: $(STAMP) vsix
 vsix: $(STAMP) client-vscode/node_modules/.installed
 	PYTHON=$(abspath $(PY)) client-vscode/scripts/bundle-server.sh
 	cd client-vscode && npm run package
+	cd client-vscode && node scripts/ovsx-check.mjs  # Open VSX's CLI accepts it (a local stand-in registry)
 
 lint: $(STAMP)
 	$(PY) -m ruff check server tests scripts
