@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-python test-vscode test-e2e e2e vsix lint format bench clean
+.PHONY: install demo test test-python test-portable test-vscode test-e2e e2e vsix lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ demo: $(STAMP)
 E2E := client-vscode/e2e
 
 # The VS Code end-to-end test runs whenever its setup (`make e2e`) is present; CI always sets it up.
-test: test-python test-vscode
+test: test-python test-portable test-vscode
 	@if $(E2E)/setup.sh --check; then $(MAKE) test-e2e; \
 	else echo "skipping the VS Code end-to-end test: 'make e2e' installs what it needs"; fi
 
@@ -28,6 +28,11 @@ test-python: $(STAMP)
 	$(PY) -m ruff check server tests scripts
 	$(PY) -m ruff format --check server tests scripts
 	$(PY) -m pytest
+
+# The engine and LSP suites again on the paths macOS and Windows take (no inotify, no syncfs).
+test-portable: $(STAMP)
+	TURNBACK_PORTABLE=1 $(PY) -m pytest -q -p no:cacheprovider \
+		--ignore=tests/reliability --ignore=tests/test_wheel.py --ignore=tests/test_neovim.py
 
 # The VS Code extension: unit tests, then integration tests against the real server.
 client-vscode/node_modules/.installed: client-vscode/package-lock.json

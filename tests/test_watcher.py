@@ -14,7 +14,9 @@ from conftest import GIT_ENV, git, make_repo, write
 from turnback import fswatch
 from turnback.engine import Engine
 
-pytestmark = pytest.mark.skipif(not fswatch.available(), reason="inotify is Linux-only")
+pytestmark = pytest.mark.skipif(
+    not fswatch.available(), reason="inotify is off here (not Linux, or TURNBACK_PORTABLE=1)"
+)
 
 
 def snapshot_tree(engine: Engine, session: str) -> str:

@@ -38,17 +38,67 @@ DEFAULT_SNAPSHOT_FILE_LIMIT = 1_000_000
 DEFAULT_CAPTURE_BYTE_LIMIT = 2 * 1024 * 1024 * 1024
 
 
+def _setting(default: Any, kind: str, shown: str, doc: str) -> Any:
+    """A setting's default and its documentation, the one source for every list of settings.
+
+    `kind` and `shown` are protocol.md's type and default columns; `doc` is its meaning and
+    the VS Code description. `scripts/settings_contract.py` writes both from here.
+    """
+    return dataclasses.field(default=default, metadata={"kind": kind, "shown": shown, "doc": doc})
+
+
 @dataclass(frozen=True)
 class Settings:
     """What a user can tune; the wire names are the camelCase forms of these fields."""
 
-    untracked_file_size_limit: int = DEFAULT_UNTRACKED_FILE_LIMIT
-    untracked_dir_file_limit: int = DEFAULT_UNTRACKED_DIR_LIMIT
-    excluded_directories: tuple[str, ...] = DEFAULT_EXCLUDED_DIRS
-    turns_per_session: int = DEFAULT_TURNS_PER_SESSION
-    code_lens: bool = True
-    snapshot_file_limit: int = DEFAULT_SNAPSHOT_FILE_LIMIT
-    capture_byte_limit: int = DEFAULT_CAPTURE_BYTE_LIMIT
+    untracked_file_size_limit: int = _setting(
+        DEFAULT_UNTRACKED_FILE_LIMIT,
+        "integer ≥ 1 (bytes)",
+        "10485760 (10 MiB)",
+        "Untracked files larger than this many bytes are not snapshotted (and so never "
+        "overwritten by undo).",
+    )
+    untracked_dir_file_limit: int = _setting(
+        DEFAULT_UNTRACKED_DIR_LIMIT,
+        "integer ≥ 1",
+        "200",
+        "Untracked directories holding more files than this are not snapshotted "
+        "(dependency or output trees).",
+    )
+    excluded_directories: tuple[str, ...] = _setting(
+        DEFAULT_EXCLUDED_DIRS,
+        "[string]",
+        ", ".join(f"`{name}`" for name in DEFAULT_EXCLUDED_DIRS),
+        "Untracked directories with these names are not snapshotted (tracked files in "
+        "them always are).",
+    )
+    turns_per_session: int = _setting(
+        DEFAULT_TURNS_PER_SESSION,
+        "integer ≥ 1",
+        "100",
+        "A new capture drops a session's oldest turns beyond this many.",
+    )
+    code_lens: bool = _setting(
+        True,
+        "boolean",
+        "true",
+        "Show code lenses (Agent turn N, Undo turn, Revert hunk, Show diff) on the hunks "
+        "the newest agent turn changed.",
+    )
+    snapshot_file_limit: int = _setting(
+        DEFAULT_SNAPSHOT_FILE_LIMIT,
+        "integer ≥ 1",
+        "1000000",
+        "A capture whose snapshot would hold more files fails with `workspaceTooLarge` "
+        "before writing anything (a home directory opened by mistake).",
+    )
+    capture_byte_limit: int = _setting(
+        DEFAULT_CAPTURE_BYTE_LIMIT,
+        "integer ≥ 1 (bytes)",
+        "2147483648 (2 GiB)",
+        "A capture that would write more new content fails with `workspaceTooLarge` "
+        "before writing anything.",
+    )
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -99,10 +149,3 @@ def settings_from_json(data: Any, base: Settings | None = None) -> tuple[Setting
         except ValueError as why:
             warnings.append(f"Setting turnback.{key} = {value!r} ignored ({why}); using default")
     return settings.replace(**changes), warnings
-
-
-def settings_to_json(settings: Settings) -> dict[str, Any]:
-    return {
-        camel(f.name): (list(v) if isinstance(v := getattr(settings, f.name), tuple) else v)
-        for f in dataclasses.fields(settings)
-    }

@@ -9,28 +9,26 @@ files are still only in the page cache.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import Option
 
-pygit2.option(Option.ENABLE_FSYNC_GITDIR, True)
+from .native import linux_libc
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-_syncfs = getattr(_libc, "syncfs", None)
+pygit2.option(Option.ENABLE_FSYNC_GITDIR, True)
 
 
 def make_durable(root: Path) -> None:
     """Flushes the file system holding `root` (all of it where syncfs is missing)."""
-    if _syncfs is None:
+    syncfs = getattr(linux_libc(), "syncfs", None)
+    if syncfs is None:
         os.sync()
         return
     fd = os.open(root, os.O_RDONLY)
     try:
-        if _syncfs(fd) != 0:
+        if syncfs(fd) != 0:
             os.sync()
     finally:
         os.close(fd)

@@ -11,11 +11,12 @@ a full scan. Ignored directories and `.git` are not watched.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import struct
 from collections.abc import Callable
+
+from .native import linux_libc
 
 _IN_MODIFY = 0x002
 _IN_ATTRIB = 0x004
@@ -48,11 +49,10 @@ _MASK = (
 )
 _EVENT = struct.Struct("iIII")
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-
 
 def available() -> bool:
-    return hasattr(_libc, "inotify_init1")
+    """False off Linux and in portable mode: the engine then scans the whole tree."""
+    return hasattr(linux_libc(), "inotify_init1")
 
 
 class Watcher:
@@ -61,7 +61,10 @@ class Watcher:
     def __init__(self, root: str, skip_dir: Callable[[str], bool]) -> None:
         self.root = root.rstrip("/")
         self.skip_dir = skip_dir
-        self.fd = _libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        self._libc = linux_libc()
+        if self._libc is None:
+            raise OSError(errno.ENOSYS, "inotify is not available")
+        self.fd = self._libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
         self.dirs: dict[int, str] = {}
@@ -76,7 +79,7 @@ class Watcher:
 
     def _watch(self, rel: str) -> bool:
         full = os.path.join(self.root, rel) if rel else self.root
-        wd = _libc.inotify_add_watch(self.fd, os.fsencode(full), _MASK)
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(full), _MASK)
         if wd < 0:
             code = ctypes.get_errno()
             if code not in (errno.ENOENT, errno.ENOTDIR):

@@ -1,13 +1,13 @@
 """A lock shared by every process acting on one repository (servers and the CLI).
 
-fcntl locks die with their process, so a crash never leaves a stale lock behind.
-A threading lock in front of it serialises the threads of one process, since
-fcntl locks are per process, not per thread.
+An OS lock on an open file (flock on POSIX, msvcrt.locking on Windows) dies with its
+process, so a crash never leaves a stale lock behind; a lock *file* that merely exists
+(what portable "soft" locks do) would. A threading lock in front of it serialises the
+threads of one process, since flock locks belong to the open file, shared by its threads.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -19,6 +19,35 @@ from .errors import Busy
 
 #: Long enough for another process's restore of thousands of files, short enough to answer.
 DEFAULT_LOCK_TIMEOUT = 30.0
+
+try:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:  # Windows: lock the file's first byte
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
 
 _thread_locks: dict[str, threading.Lock] = {}
 _registry_lock = threading.Lock()
@@ -40,21 +69,17 @@ def repository_lock(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterat
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise Busy(
-                            "Another turnback process has held this repository's lock for "
-                            f"{timeout:.0f} s ({path})"
-                        ) from None
-                    time.sleep(0.02)
+            while not _try_lock(fd):
+                if time.monotonic() > deadline:
+                    raise Busy(
+                        "Another turnback process has held this repository's lock for "
+                        f"{timeout:.0f} s ({path})"
+                    )
+                time.sleep(0.02)
             try:
                 yield
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                _unlock(fd)
         finally:
             os.close(fd)
     finally:

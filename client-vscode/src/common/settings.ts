@@ -22,6 +22,8 @@ export const SERVER_SETTING_KEYS = [
     'excludedDirectories',
     'turnsPerSession',
     'codeLens',
+    'snapshotFileLimit',
+    'captureByteLimit',
 ] as const;
 
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];

@@ -163,6 +163,8 @@ describe('settings', () => {
             'turnback.excludedDirectories',
             'turnback.turnsPerSession',
             'turnback.codeLens',
+            'turnback.snapshotFileLimit',
+            'turnback.captureByteLimit',
         ]);
     });
 

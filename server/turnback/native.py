@@ -1,0 +1,33 @@
+"""The Linux-only accelerations (inotify, syncfs) and the switch that turns them off.
+
+Everything else in turnback is portable. `TURNBACK_PORTABLE=1` makes every caller take
+the path macOS and Windows take (full scans instead of a watcher, fsync instead of
+syncfs), so the test suite exercises those paths on Linux too.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import os
+import sys
+
+
+def portable_mode() -> bool:
+    return os.environ.get("TURNBACK_PORTABLE", "") not in ("", "0")
+
+
+@functools.cache
+def _load_libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    except OSError:
+        return None
+
+
+def linux_libc() -> ctypes.CDLL | None:
+    """The C library for inotify and syncfs, or None where they must not be used."""
+    return None if portable_mode() else _load_libc()
