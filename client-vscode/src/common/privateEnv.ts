@@ -48,9 +48,18 @@ export function envPython(dir: string, platform: NodeJS.Platform = process.platf
     return platform === 'win32' ? path.join(dir, 'Scripts', 'python.exe') : path.join(dir, 'bin', 'python');
 }
 
+function turnbackWheels(wheelsDir: string): string[] {
+    return fs.existsSync(wheelsDir) ? fs.readdirSync(wheelsDir).filter((f) => /^turnback-.*\.whl$/.test(f)) : [];
+}
+
+/** Whether this build carries the server (a development host without `make vsix` does not). */
+export function hasBundledWheel(wheelsDir: string): boolean {
+    return turnbackWheels(wheelsDir).length > 0;
+}
+
 /** The one turnback-*.whl the .vsix carries. */
 export function bundledWheel(wheelsDir: string): string {
-    const found = fs.existsSync(wheelsDir) ? fs.readdirSync(wheelsDir).filter((f) => /^turnback-.*\.whl$/.test(f)) : [];
+    const found = turnbackWheels(wheelsDir);
     if (found.length !== 1) {
         throw new PrivateEnvError(
             `turnback: this build of the extension carries no server (no turnback wheel in ${wheelsDir}). ` +
