@@ -75,6 +75,17 @@ describe('finding a supported interpreter', () => {
         expect(isSupported([4, 0, 0])).toBe(true);
     });
 
+    it('really running candidates that do not exist: a NoPythonError naming each, not a crash', async () => {
+        const error = await findInterpreter([
+            { command: '/nonexistent/python3', args: [], source: 'turnback.server.python' },
+            { command: 'turnback-no-such-python', args: [], source: 'PATH' },
+        ]).catch((e) => e);
+        expect(error).toBeInstanceOf(NoPythonError);
+        expect(error.tried).toHaveLength(2);
+        expect(error.message).toMatch(/\/nonexistent\/python3 \(turnback\.server\.python\): .*ENOENT/);
+        expect(error.message).toMatch(/turnback-no-such-python \(PATH\): .*ENOENT/);
+    });
+
     it('the real python3 on this machine probes to an absolute path and its version', async () => {
         const probe = await probeInterpreter({ command: 'python3', args: [], source: 'PATH' });
         expect(probe.ok).toBe(true);
