@@ -35,7 +35,6 @@ def in_arrow(x: float, y: float) -> bool:
     if tip[0] <= x <= base_x:
         spread = half * (x - tip[0]) / (base_x - tip[0])
         on_head = abs(y - tip[1]) <= spread
-    # The ring's end near the head runs into it along the ring's left side at y ~= 70.
     return on_ring or on_head
 
 
@@ -76,7 +75,8 @@ def png(width: int, height: int, rows: list[bytes]) -> bytes:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent.parent / "media" / "icon.png"
+    default = Path(__file__).parent.parent / "media" / "icon.png"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     rows = [b"".join(bytes(pixel(x, y)) for x in range(SIZE)) for y in range(SIZE)]
     out.write_bytes(png(SIZE, SIZE, rows))
     print(f"wrote {out} ({SIZE}x{SIZE})")
