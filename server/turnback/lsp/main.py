@@ -35,6 +35,5 @@ def serve(tcp: str | None = None, log_file: str | None = None) -> int:
         if not host or not port.isdigit():
             raise SystemExit(f"turnback: --tcp expects HOST:PORT, got {tcp!r}")
         start_tcp(server, host, int(port))
-    else:
-        start_io(server)
-    return 0
+        return 0
+    return start_io(server)
