@@ -8,6 +8,7 @@ or 1 (refused): never "internal error", never a traceback.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,21 @@ def test_deleted_current_directory(tmp_path: Path):
     _out, err = proc.communicate(timeout=60)
     _one_clear_line(proc.returncode, err, EXIT_USAGE, "current directory")
     assert not os.path.exists(gone)
+
+
+# Ensures `serve` with a bad --tcp or an unwritable --log-file is bad input in one line
+# (exit 2), and a port already in use is refused in one line (exit 1), not a traceback.
+def test_serve_bad_options(tmp_path: Path):
+    for args, words in (
+        (("--tcp", "nonsense"), "HOST:PORT"),
+        (("--tcp", "localhost:70000"), "HOST:PORT"),
+        (("--log-file", str(tmp_path / "missing" / "log.txt")), "log-file"),
+    ):
+        _one_clear_line(*_run(tmp_path, "serve", *args), EXIT_USAGE, words)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        _one_clear_line(
+            *_run(tmp_path, "serve", "--tcp", f"127.0.0.1:{port}"), EXIT_FAILED, "in use"
+        )

@@ -15,6 +15,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from conftest import SERVER_ENV, cli_json, git, read, request, run_cli, write
+from turnback.timeline import Timeline
 
 
 def _undo_edit_forced_redo(repo: Path, run) -> None:
@@ -224,3 +225,20 @@ def test_interrupted_rescue_is_recovered(repo: Path):
     assert read(repo, "src/app.py") == "print('agent')\n"
     assert read(repo, "README.md") == "agent readme\n"
     assert len(json.loads(done.stdout)["rescued"]) == 1
+
+
+# Ensures timelines written before rescued versions carried details (bare commit ids)
+# still load, list and save: each becomes a forcedRedo version with no known files.
+def test_old_timeline_with_bare_rescued_ids_still_loads(repo: Path):
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    old = {"session": "default", "rescued": [commit], "turns": []}
+    timeline = Timeline.from_json(json.loads(json.dumps(old)))
+    [version] = timeline.rescued
+    assert (version.id, version.commit, version.reason) == (commit[:16], commit, "forcedRedo")
+    assert version.to_json() == {
+        "id": commit[:16],
+        "createdAt": "",
+        "reason": "forcedRedo",
+        "files": [],
+    }
+    assert Timeline.from_json(timeline.to_json()).rescued == [version]

@@ -230,17 +230,17 @@ def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "serve":
-        from .lsp.main import serve
-
-        return serve(args.tcp, args.log_file)
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as bytes
-        if isinstance(stream, io.TextIOWrapper):
+        if isinstance(stream, io.TextIOWrapper) and args.command != "serve":
             stream.reconfigure(errors="surrogateescape")
     try:
+        if args.command == "serve":
+            from .lsp.main import serve
+
+            return serve(args.tcp, args.log_file)
         result = run_command(args)
     except TurnbackError as error:
-        if args.json:
+        if getattr(args, "json", False):
             print(
                 json.dumps(
                     {"error": {"code": error.code, "message": error.message, "data": error.data}}

@@ -6,7 +6,7 @@ import logging
 
 from pygls.exceptions import JsonRpcException
 
-from ..errors import INTERNAL_ERROR
+from ..errors import INTERNAL_ERROR, InvalidParams
 
 
 class _ExpectedErrors(logging.Filter):
@@ -21,19 +21,30 @@ class _ExpectedErrors(logging.Filter):
 
 
 def serve(tcp: str | None = None, log_file: str | None = None) -> int:
-    logging.basicConfig(
-        filename=log_file,
-        level=logging.INFO if log_file else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    """Serves until `exit` or the end of the stream; returns the process's exit code."""
+    address = _address(tcp) if tcp else None
+    try:
+        logging.basicConfig(
+            filename=log_file,
+            level=logging.INFO if log_file else logging.WARNING,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    except OSError as error:
+        raise InvalidParams(
+            "log-file", f"cannot be written ({error.strerror}): {log_file}"
+        ) from None
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
     from .server import server
     from .transport import start_io, start_tcp
 
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        if not host or not port.isdigit():
-            raise SystemExit(f"turnback: --tcp expects HOST:PORT, got {tcp!r}")
-        start_tcp(server, host, int(port))
+    if address:
+        start_tcp(server, *address)
         return 0
     return start_io(server)
+
+
+def _address(tcp: str) -> tuple[str, int]:
+    host, _, port = tcp.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise InvalidParams("tcp", f"expects HOST:PORT, got {tcp!r}")
+    return host, int(port)
