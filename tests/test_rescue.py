@@ -19,7 +19,8 @@ from turnback.timeline import Timeline
 
 
 def _undo_edit_forced_redo(repo: Path, run) -> None:
-    """A turn edits two files; undo; the user edits both; a forced redo overwrites them."""
+    """A turn edits two files; undo; the user edits both; redo refuses, pointing at rescue;
+    a forced redo overwrites them."""
     run("capture", label="turn")
     write(repo, "src/app.py", "print('agent')\n")
     write(repo, "README.md", "agent readme\n")
@@ -27,6 +28,8 @@ def _undo_edit_forced_redo(repo: Path, run) -> None:
     run("undo")
     write(repo, "src/app.py", "print('mine')\n")
     write(repo, "README.md", "my readme\n")
+    refused = run_cli(repo, "redo")
+    assert refused.returncode == 1 and "rescue can bring them back" in refused.stderr
     run("redo", force=True)
     assert read(repo, "src/app.py") == "print('agent')\n"
 
