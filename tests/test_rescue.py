@@ -185,8 +185,8 @@ def test_forced_undo_edit_survives_a_new_capture(repo: Path):
 
 
 # Ensures the CLI shows rescued versions in `turnback list`, puts one file back with
-# `turnback rescue ID PATH` given relative to the current directory, and prunes them
-# only with --rescued.
+# `turnback rescue ID PATH` given relative to the current directory, finds a version in
+# its own session when another is the default, and prunes them only with --rescued.
 def test_cli_list_rescue_and_prune(repo: Path):
     _undo_edit_forced_redo(repo, _cli(repo))
     [version] = cli_json(repo, "list")["rescued"]
@@ -202,10 +202,17 @@ def test_cli_list_rescue_and_prune(repo: Path):
     assert read(repo, "README.md") == "agent readme\n"
 
     assert run_cli(repo, "rescue", "nope").returncode == 2
+    cli_json(repo, "capture", "--session", "newer")  # now the default session
+    assert cli_json(repo, "list")["session"] == "newer"
+    moved = cli_json(repo, "rescue", version["id"], "README.md")  # found in its own session
+    assert moved["session"] == "default" and read(repo, "README.md") == "my readme\n"
+    refused = run_cli(repo, "rescue", "--session", "newer", version["id"])
+    assert refused.returncode == 2 and "no rescued version" in refused.stderr
+    cli_json(repo, "prune", "--keep", "0", "--session", "newer")
     assert run_cli(repo, "prune", "--keep", "0").returncode == 0
-    assert len(cli_json(repo, "list")["rescued"]) == 2
+    assert len(cli_json(repo, "list")["rescued"]) == 3
     pruned = cli_json(repo, "prune", "--keep", "0", "--rescued")
-    assert len(pruned["removedRescued"]) == 2
+    assert len(pruned["removedRescued"]) == 3
     assert cli_json(repo, "list")["rescued"] == []
 
 

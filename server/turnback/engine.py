@@ -319,11 +319,17 @@ class Engine:
         paths: Any = None,
         options: RestoreOptions | None = None,
     ) -> dict[str, Any]:
-        """Puts back the files of a rescued version (what a forced restore overwrote)."""
+        """Puts back the files of a rescued version (what a forced restore overwrote).
+
+        Without a session, the version is looked for in every session: its id is unique.
+        """
         request = rescued_versions.check_request(version_id, paths)
         with self._locked():
+            name = check_session(session) or rescued_versions.session_holding(
+                self.store.all(), request.version_id
+            )
             return rescued_versions.rescue(
-                self, self.resolve_session(session), request, options or RestoreOptions()
+                self, name or self.resolve_session(None), request, options or RestoreOptions()
             )
 
     def file_baseline(

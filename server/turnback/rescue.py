@@ -40,6 +40,11 @@ def check_request(version_id: Any, paths: Any) -> RescueRequest:
     return RescueRequest(version_id, paths or None)
 
 
+def session_holding(timelines: list[Timeline], version_id: str) -> str | None:
+    """The session that holds rescued version `version_id`, if any."""
+    return next((t.session for t in timelines if t.find_rescued(version_id)), None)
+
+
 def select_files(engine: Engine, version: RescuedVersion, paths: list[str] | None) -> list[str]:
     """The version's files that `paths` name (a file, or a directory holding some)."""
     if paths is None:
