@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from conftest import SERVER_ENV, cli_json, git, read, request, run_cli, write
@@ -252,3 +253,36 @@ def test_old_timeline_with_bare_rescued_ids_still_loads(repo: Path):
         "files": [],
     }
     assert Timeline.from_json(timeline.to_json()).rescued == [version]
+
+
+# Ensures a rescue never silently overwrites a file open in the editor with unsaved
+# changes: a conflict naming it, nothing written; `force` writes it.
+async def test_rescue_over_unsaved_editor_changes_needs_force(client, repo: Path):
+    async def run(command: str, **params):
+        return await request(client, f"snapshot/{command}", params)
+
+    await _async_forced_redo(repo, run)
+    [version] = (await run("list"))["rescued"]
+    uri = (repo / "README.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text="agent readme\n"
+            )
+        )
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="unsaved\n")],
+        )
+    )
+    with pytest.raises(JsonRpcException) as conflict:
+        await run("rescue", id=version["id"])
+    assert conflict.value.code == -32803
+    assert conflict.value.data["reason"] == "conflict"
+    assert conflict.value.data["files"] == ["README.md"]
+    assert read(repo, "README.md") == "agent readme\n"
+    assert read(repo, "src/app.py") == "print('agent')\n"
+    await run("rescue", id=version["id"], force=True)
+    assert read(repo, "README.md") == "my readme\n"
