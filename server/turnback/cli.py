@@ -16,8 +16,7 @@ import sys
 from typing import Any, NoReturn
 
 from . import __version__
-from .errors import INVALID_PARAMS, REQUEST_FAILED, InvalidParams, TurnbackError
-from .gitpaths import is_utf8
+from .errors import INVALID_PARAMS, REQUEST_FAILED, TurnbackError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 #: Options that carry text into the timeline or a ref name: they must be valid UTF-8.
@@ -145,6 +144,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
 
 def _workspace(args: argparse.Namespace) -> str:
     """The -C folder as an absolute path; bad input is InvalidParams (exit 2)."""
+    from .errors import InvalidParams
+
     try:
         folder = os.path.abspath(args.workspace)
     except FileNotFoundError:  # the shell's current directory was deleted
@@ -157,10 +158,14 @@ def _workspace(args: argparse.Namespace) -> str:
 
 def _check_text(args: argparse.Namespace) -> None:
     """Text that would go into the timeline or a ref must be UTF-8; paths need not be."""
+    from .errors import InvalidParams
+
     for attribute, field in _TEXT_OPTIONS.items():
         value = getattr(args, attribute, None)
-        if isinstance(value, str) and not is_utf8(value):
-            raise InvalidParams(field, "is not valid UTF-8")
+        try:
+            value.encode() if isinstance(value, str) else None
+        except UnicodeEncodeError:  # bytes the shell passed that were not UTF-8
+            raise InvalidParams(field, "is not valid UTF-8") from None
 
 
 def from_here(folder: str, path: str) -> str:
@@ -192,6 +197,7 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
 
 def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, Any]:
     from .engine import RestoreOptions
+    from .errors import InvalidParams
 
     if args.command == "capture":
         metadata = None
@@ -230,17 +236,17 @@ def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from .lsp.main import serve
+
+        return serve(args.tcp, args.log_file)
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as bytes
-        if isinstance(stream, io.TextIOWrapper) and args.command != "serve":
+        if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="surrogateescape")
     try:
-        if args.command == "serve":
-            from .lsp.main import serve
-
-            return serve(args.tcp, args.log_file)
         result = run_command(args)
     except TurnbackError as error:
-        if getattr(args, "json", False):
+        if args.json:
             print(
                 json.dumps(
                     {"error": {"code": error.code, "message": error.message, "data": error.data}}
@@ -259,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     if args.json:
+        from .gitpaths import is_utf8
+
         text = json.dumps(result, ensure_ascii=False)
         print(text if is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 from pygls.exceptions import JsonRpcException
 
@@ -20,8 +21,27 @@ class _ExpectedErrors(logging.Filter):
         return not (isinstance(error, JsonRpcException) and error.code != INTERNAL_ERROR)
 
 
+#: The CLI's exit codes for a server that cannot start: refused, bad input.
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
+
 def serve(tcp: str | None = None, log_file: str | None = None) -> int:
-    """Serves until `exit` or the end of the stream; returns the process's exit code."""
+    """Serves until `exit` or the end of the stream; returns the process's exit code.
+
+    Options that cannot work (a bad address, a log file that cannot be written) and a
+    port already in use end in one line on stderr, never a traceback.
+    """
+    try:
+        return _serve(tcp, log_file)
+    except InvalidParams as error:
+        print(f"turnback: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as error:  # the address is in use or not ours to bind
+        print(f"turnback: {error.strerror or error}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _serve(tcp: str | None, log_file: str | None) -> int:
     address = _address(tcp) if tcp else None
     try:
         logging.basicConfig(
