@@ -26,6 +26,19 @@ ready() { # name package version command
   [ -f "$d/.turnback-installed" ] && [ -x "$d/node_modules/.bin/$4" ]
 }
 
+# OpenCode npm-installs @opencode-ai/plugin into a project's .opencode/ on the first run after a
+# plugin appears (8-50 s, from the registry); the tests copy this in instead. Not fatal.
+opencode_plugin_deps() { # dir version
+  p="$1/plugin-deps"
+  rm -rf "$p" && mkdir -p "$p" || return 0
+  printf '{\n  "dependencies": {\n    "@opencode-ai/plugin": "%s"\n  }\n}\n' "$2" >"$p/package.json"
+  if (cd "$p" && npm install --no-audit --no-fund --loglevel=error >npm.log 2>&1); then
+    touch "$p/.turnback-installed"
+  else
+    log "could not cache @opencode-ai/plugin@$2: OpenCode will install it on each test's first run"
+  fi
+}
+
 install_one() { # name package version command
   d=$(dir_of "$@")
   if ready "$@"; then return 0; fi
@@ -34,6 +47,7 @@ install_one() { # name package version command
   printf '{"name": "turnback-agent-%s", "private": true}\n' "$1" >"$d/package.json"
   if (cd "$d" && npm install --no-audit --no-fund --loglevel=error "$2@$3" >"$d/npm.log" 2>&1) \
     && [ -x "$d/node_modules/.bin/$4" ] && "$d/node_modules/.bin/$4" --version >/dev/null 2>&1; then
+    [ "$1" = opencode ] && opencode_plugin_deps "$d" "$3"
     echo "$2@$3" >"$d/.turnback-installed"
     log "$1 $3 installed"
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,11 @@ class Agent:
     root: Path
     home: Path
     model_url: str = ""
+
+    @property
+    def install_dir(self) -> Path:
+        """The agent's own folder in the cache: <cache>/<name>-<version>."""
+        return self.command.parents[2]
 
     def wire(self) -> WireFormat:
         raise NotImplementedError
@@ -183,6 +189,10 @@ class Gemini(Agent):
         return ["-p", prompt, "--yolo", *more]
 
 
+#: The .gitignore OpenCode 1.18.33 writes into .opencode when it installs a plugin's package.
+OPENCODE_GITIGNORE = "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"
+
+
 class OpenCode(Agent):
     def wire(self) -> WireFormat:
         return ChatCompletions(self.root)
@@ -204,6 +214,21 @@ class OpenCode(Agent):
             permission={"edit": "allow", "bash": "allow"},
         )
         _write_json(path, config)
+
+        self._preinstall_plugin_package()
+
+    def _preinstall_plugin_package(self) -> None:
+        """What OpenCode's first run with a plugin npm-installs into .opencode (8-50 s, from the
+        registry), taken from the cache install-agents.sh fills, as its own run leaves it."""
+        cached = self.install_dir / "plugin-deps"
+        if not (cached / ".turnback-installed").exists():
+            return  # OpenCode installs it itself on the first run
+        target = self.root / ".opencode"
+        target.mkdir(exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy2(cached / name, target / name)
+        subprocess.run(["cp", "-al", str(cached / "node_modules"), str(target)], check=True)
+        (target / ".gitignore").write_text(OPENCODE_GITIGNORE)
 
     def env(self) -> dict[str, str]:
         return {
