@@ -17,7 +17,6 @@ from typing import Any
 
 from . import __version__
 from .errors import INVALID_PARAMS, REQUEST_FAILED, TurnbackError
-from .gitpaths import is_utf8
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -57,6 +56,17 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--path")
     diff.add_argument("--context", type=int, default=3)
 
+    hook = sub.add_parser("hook", help="run as an agent harness's hook (reads its JSON on stdin)")
+    hook.add_argument(
+        "harness", help="claude-code, codex, gemini, opencode, cursor, cline, windsurf"
+    )
+    hook.add_argument("event", help="the harness's hook event, e.g. UserPromptSubmit")
+    hooks = sub.add_parser("hooks", help="install, remove or show turnback's agent hooks")
+    hooks.add_argument("action", choices=("install", "uninstall", "status"))
+    hooks.add_argument("harness", nargs="?", help="claude-code, codex, gemini, opencode, ...")
+    hooks.add_argument("--user", action="store_true", help="the user's config, not the project's")
+    hooks.add_argument("-C", "--workspace", default=".", help="project folder (default: .)")
+
     prune = sub.add_parser("prune", parents=[common], help="drop old turns and sessions")
     prune.add_argument("--keep", type=int, help="turns to keep per session")
     prune.add_argument("--older-than", help='drop turns older than this ("7d", "12h", a time)')
@@ -83,6 +93,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
             print(f"  {item['action']:<8} {item['path']}")
         for item in result["kept"]:
             print(f"  kept     {item['path']} ({item['reason']})")
+        if "agentHint" in result:
+            print(result["agentHint"]["message"])
     elif command == "list":
         print(
             f"Session '{result['session']}'  undo: {'yes' if result['canUndo'] else 'no'}"
@@ -157,7 +169,16 @@ def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
+        from .hooks.runner import run_hook  # before argparse: a hook exits 0 on every path
+
+        return run_hook(argv[1:])
     args = _parser().parse_args(argv)
+    if args.command == "hooks":
+        from .hooks.command import hooks_command
+
+        return hooks_command(args.action, args.harness, args.user, args.workspace)
     if args.command == "serve":
         from .lsp.main import serve
 
@@ -183,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     if args.json:
+        from .gitpaths import is_utf8
+
         text = json.dumps(result, ensure_ascii=False)
         print(text if is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
     else:

@@ -28,6 +28,7 @@ from .errors import (
     RestoreFailed,
 )
 from .gitpaths import path_is_ignored
+from .hooks.hints import add_agent_hint
 from .journal import Journal
 from .locking import repository_lock
 from .repository import WorkspaceRepo, open_workspace
@@ -298,9 +299,10 @@ class Engine:
         progress: Progress | None = None,
     ) -> dict[str, Any]:
         with self._locked():
-            return self.restorer.undo(
+            result = self.restorer.undo(
                 self.resolve_session(session), options or RestoreOptions(), progress
             )
+        return add_agent_hint(result)  # how to roll the agent's conversation back too
 
     def redo(
         self,

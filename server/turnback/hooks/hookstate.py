@@ -1,0 +1,101 @@
+"""Where a hook keeps its log and its note of the turn it opened, found without pygit2.
+
+Both live under the git directory (`<git dir>/turnback/`), found by walking up
+from the hook's working directory the way git does (a `.git` directory, or a
+`.git` file naming one, as in a linked worktree). Outside git they go to the
+user's state directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+#: The log is for people chasing a failure: keep it bounded.
+_LOG_LIMIT = 1 << 20
+
+
+def git_dir(start: str) -> Path | None:
+    """The git directory of the work tree holding `start`, or None outside git."""
+    here = Path(os.path.abspath(start))
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_dir():
+                return dot_git
+            if dot_git.is_file():
+                text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    target = Path(text[len("gitdir:") :].strip())
+                    return target if target.is_absolute() else (folder / target)
+        except OSError:
+            return None
+    return None
+
+
+def work_tree(start: str) -> Path:
+    """The top of the work tree holding `start` (the folder itself outside git)."""
+    here = Path(os.path.abspath(start))
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here
+
+
+def state_dir(cwd: str) -> Path:
+    """`<git dir>/turnback`, else `$XDG_STATE_HOME/turnback` (~/.local/state/turnback)."""
+    found = git_dir(cwd)
+    if found is not None:
+        return found / "turnback"
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(base) / "turnback"
+
+
+def log_path(cwd: str) -> Path:
+    return state_dir(cwd) / "hook.log"
+
+
+def log(cwd: str, message: str) -> Path | None:
+    """Appends one timestamped line to the hook log; returns its path, or None if unwritable."""
+    path = log_path(cwd)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{stamp} {message.rstrip()}\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > _LOG_LIMIT:
+            os.replace(path, path.with_suffix(".log.1"))
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
+            handle.write(line)
+        return path
+    except OSError:
+        return None
+
+
+def _note_path(cwd: str, session: str) -> Path:
+    digest = hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return state_dir(cwd) / "hooks" / f"{digest}.json"
+
+
+def write_note(cwd: str, session: str, note: dict[str, Any]) -> None:
+    """Records what the session's last "before" hook did (the turn it opened, or its error)."""
+    path = _note_path(cwd, session)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"session": session, **note}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def read_note(cwd: str, session: str) -> dict[str, Any] | None:
+    """What the session's last "before" hook recorded, or None (no hook opened a turn)."""
+    try:
+        note = json.loads(_note_path(cwd, session).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return note if isinstance(note, dict) and note.get("session") == session else None

@@ -1,0 +1,293 @@
+"""`turnback hooks install|uninstall|status`: merge turnback's hooks into a harness's config.
+
+Install keeps every key the user had and only adds (or refreshes) turnback's own
+entries; installing twice changes nothing; uninstall removes exactly turnback's
+entries (found by their `turnback hook <harness> <event>` command, or by the
+marker line of a file turnback wrote). A config that does not parse is reported
+and never written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .configs import MARKER, FileTarget, JsonTarget, hook_command, is_our_command, target
+from .harnesses import HARNESSES, Harness
+
+
+class ConfigError(Exception):
+    """A config file turnback must not touch (unparsable, or not turnback's)."""
+
+
+@dataclass
+class Report:
+    """What an install or uninstall did, for people."""
+
+    ok: bool = True
+    changed: bool = False
+    lines: list[str] = field(default_factory=list)
+
+
+# ---- JSON configs --------------------------------------------------------------------------
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    """The config at `path` (None when absent); ConfigError when it is not a JSON object."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read it ({error})") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise ConfigError(f"{path}: not valid JSON ({error}); left unchanged") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not a JSON object; left unchanged")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise ConfigError(f'{path}: "hooks" is not an object; left unchanged')
+    for event, entries in (hooks or {}).items():
+        if not isinstance(entries, list):
+            raise ConfigError(f'{path}: "hooks.{event}" is not a list; left unchanged')
+    return data
+
+
+def _write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old_mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode if mode is not None else (old_mode if old_mode is not None else 0o644))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _handlers(entry: Any, shape: str) -> list[Any]:
+    if shape == "flat":
+        return [entry]
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    return hooks if isinstance(hooks, list) else []
+
+
+def _is_ours(entry: Any, shape: str, harness: Harness, event: str) -> bool:
+    handlers = _handlers(entry, shape)
+    return bool(handlers) and all(
+        isinstance(h, dict) and is_our_command(h.get("command"), harness, event) for h in handlers
+    )
+
+
+def _entry(spec: JsonTarget, harness: Harness, event: str) -> dict[str, Any]:
+    handler: dict[str, Any] = {"command": hook_command(harness, event), **spec.handler_extra}
+    if spec.shape == "flat":
+        return handler
+    return {"hooks": [{"type": "command", **handler}]}
+
+
+def _merged(data: dict[str, Any], spec: JsonTarget, harness: Harness) -> dict[str, Any]:
+    """`data` with turnback's entry for each event: kept if current, else refreshed or added."""
+    result = json.loads(json.dumps(data))
+    for key, value in spec.skeleton.items():
+        result.setdefault(key, value)
+    hooks = result.setdefault("hooks", {})
+    for event in harness.events:
+        wanted = _entry(spec, harness, event)
+        entries = hooks.setdefault(event, [])
+        ours = [i for i, e in enumerate(entries) if _is_ours(e, spec.shape, harness, event)]
+        if ours:
+            entries[ours[0]] = wanted
+            for index in reversed(ours[1:]):
+                del entries[index]
+        else:
+            entries.append(wanted)
+    return result
+
+
+def _without(data: dict[str, Any], spec: JsonTarget, harness: Harness) -> dict[str, Any]:
+    """`data` with turnback's entries gone (and the containers only they filled)."""
+    result = json.loads(json.dumps(data))
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    for event in harness.events:
+        entries = hooks.get(event)
+        if not isinstance(entries, list):
+            continue
+        kept = [e for e in entries if not _is_ours(e, spec.shape, harness, event)]
+        if len(kept) == len(entries):
+            continue
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+            if not hooks:
+                del result["hooks"]
+    return result
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _json_state(spec: JsonTarget, harness: Harness) -> str:
+    data = _load(spec.path)
+    if data is None:
+        return "not installed"
+    found = [
+        event
+        for event in harness.events
+        if any(
+            _is_ours(e, spec.shape, harness, event)
+            for e in (data.get("hooks") or {}).get(event, [])
+        )
+    ]
+    if not found:
+        return "not installed"
+    if len(found) < len(harness.events):
+        return f"partly installed ({', '.join(found)})"
+    current = _merged(data, spec, harness) == data
+    return "installed" if current else "installed (another turnback path; reinstall to update)"
+
+
+def _install_json(spec: JsonTarget, harness: Harness, report: Report) -> None:
+    data = _load(spec.path)
+    merged = _merged(data or {}, spec, harness)
+    if data is not None and merged == data:
+        report.lines.append(f"{spec.path}: already installed, unchanged")
+        return
+    _write_atomic(spec.path, _dump(merged))
+    report.changed = True
+    report.lines.append(f"{spec.path}: added turnback hooks ({', '.join(harness.events)})")
+
+
+def _uninstall_json(spec: JsonTarget, harness: Harness, report: Report) -> None:
+    data = _load(spec.path)
+    if data is None:
+        report.lines.append(f"{spec.path}: no such file, nothing to remove")
+        return
+    remaining = _without(data, spec, harness)
+    if remaining == data:
+        report.lines.append(f"{spec.path}: no turnback hooks, unchanged")
+        return
+    report.changed = True
+    if remaining in ({}, spec.skeleton):
+        spec.path.unlink()
+        report.lines.append(f"{spec.path}: removed (it held only turnback's hooks)")
+        return
+    _write_atomic(spec.path, _dump(remaining))
+    report.lines.append(f"{spec.path}: removed turnback hooks")
+
+
+# ---- files turnback owns -------------------------------------------------------------------
+
+
+def _is_our_file(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            head = handle.read(400)
+    except OSError:
+        return False
+    return MARKER in head
+
+
+def _install_files(spec: FileTarget, report: Report) -> None:
+    for path in spec.files:
+        if path.exists() and not _is_our_file(path):
+            raise ConfigError(f"{path}: exists and is not turnback's; left unchanged")
+    for path, text in spec.files.items():
+        try:
+            current = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = None
+        if current == text:
+            report.lines.append(f"{path}: already installed, unchanged")
+            continue
+        _write_atomic(path, text, 0o755 if spec.executable else 0o644)
+        report.changed = True
+        report.lines.append(f"{path}: written")
+
+
+def _uninstall_files(spec: FileTarget, report: Report) -> None:
+    for path in spec.files:
+        if not path.exists():
+            report.lines.append(f"{path}: no such file, nothing to remove")
+        elif not _is_our_file(path):
+            report.lines.append(f"{path}: not turnback's, left alone")
+        else:
+            path.unlink()
+            report.changed = True
+            report.lines.append(f"{path}: removed")
+
+
+def _files_state(spec: FileTarget) -> str:
+    ours = [p for p in spec.files if p.exists() and _is_our_file(p)]
+    if not ours:
+        return "not installed"
+    if len(ours) < len(spec.files):
+        return "partly installed"
+    current = all(p.read_text(encoding="utf-8") == t for p, t in spec.files.items())
+    return "installed" if current else "installed (another turnback path; reinstall to update)"
+
+
+# ---- commands ------------------------------------------------------------------------------
+
+
+def install(harness: Harness, root: Path, user: bool) -> Report:
+    """Adds turnback's hooks for `harness` (project `root`, or the user's config)."""
+    spec = target(harness, root, user)
+    report = Report()
+    try:
+        if isinstance(spec, JsonTarget):
+            _install_json(spec, harness, report)
+        else:
+            _install_files(spec, report)
+    except (ConfigError, OSError) as error:
+        return Report(ok=False, lines=[f"turnback: {error}"])
+    report.lines.extend(spec.notes)
+    return report
+
+
+def uninstall(harness: Harness, root: Path, user: bool) -> Report:
+    """Removes exactly the hooks `install` added for `harness`."""
+    spec = target(harness, root, user)
+    report = Report()
+    try:
+        if isinstance(spec, JsonTarget):
+            _uninstall_json(spec, harness, report)
+        else:
+            _uninstall_files(spec, report)
+    except (ConfigError, OSError) as error:
+        return Report(ok=False, lines=[f"turnback: {error}"])
+    return report
+
+
+def status(root: Path) -> list[str]:
+    """One line per harness and scope: installed, partly, not, or why it cannot tell."""
+    lines = []
+    for harness in HARNESSES.values():
+        for user in (False, True):
+            spec = target(harness, root, user)
+            where = spec.path if isinstance(spec, JsonTarget) else next(iter(spec.files)).parent
+            try:
+                state = (
+                    _json_state(spec, harness)
+                    if isinstance(spec, JsonTarget)
+                    else _files_state(spec)
+                )
+            except ConfigError as error:
+                state = f"cannot tell: {error}"
+            scope = "user" if user else "project"
+            lines.append(f"{harness.name:<12} {scope:<8} {state}  ({where})")
+    return lines

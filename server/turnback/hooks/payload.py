@@ -1,0 +1,115 @@
+"""A harness's hook JSON, mapped to one turnback capture.
+
+The session is `<harness>:<the harness's session id>` so that two agents on one
+repository never share a timeline; the label is the prompt's first non-empty line;
+the metadata carries what a later undo needs to tell the user which prompt to
+rewind to.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .harnesses import Harness
+
+#: The engine's session name limit, minus room for the harness prefix.
+_MAX_SESSION_ID = 180
+#: A label is for lists and lenses: one line, bounded.
+_MAX_LABEL = 200
+
+
+class PayloadError(ValueError):
+    """The hook's stdin is not what the harness documents."""
+
+
+@dataclass(frozen=True)
+class HookCall:
+    """One capture a hook asks for."""
+
+    cwd: str
+    session: str
+    phase: str
+    label: str | None
+    metadata: dict[str, Any]
+
+    def params(self) -> dict[str, Any]:
+        """The `snapshot/capture` params (protocol.md) for this call."""
+        params: dict[str, Any] = {"session": self.session, "phase": self.phase}
+        if self.phase == "before":  # an "after" with metadata would replace the turn's
+            params["metadata"] = self.metadata
+        if self.label is not None:
+            params["label"] = self.label
+        return params
+
+
+def _dig(payload: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    value: Any = payload
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def first_line(prompt: str) -> str:
+    """The prompt's first non-empty line, trimmed and bounded."""
+    for line in prompt.splitlines():
+        if line.strip():
+            text = " ".join(line.split())
+            return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "…"
+    return ""
+
+
+def _cwd(harness: Harness, payload: dict[str, Any]) -> str:
+    for key in harness.cwd_keys:
+        value = payload.get(key)
+        if isinstance(value, list):
+            value = next((v for v in value if isinstance(v, str) and v), None)
+        if isinstance(value, str) and value and os.path.isdir(value):
+            return value
+    return os.getcwd()
+
+
+def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:
+    """The capture `payload` (the harness's stdin JSON for `event`) asks for."""
+    phase = harness.phase(event)
+    if phase is None:
+        raise PayloadError(f"{harness.name} has no hook event {event!r}")
+    if not isinstance(payload, dict):
+        raise PayloadError("stdin is not a JSON object")
+    session_id = next(
+        (
+            payload[k]
+            for k in harness.session_keys
+            if isinstance(payload.get(k), (str, int)) and str(payload[k])
+        ),
+        None,
+    )
+    if session_id is None:
+        raise PayloadError(f"no session id ({' or '.join(harness.session_keys)}) in stdin")
+    session_id = str(session_id).replace("\0", "")[:_MAX_SESSION_ID]
+    cwd = _cwd(harness, payload)
+    metadata: dict[str, Any] = {"harness": harness.name, "sessionId": session_id}
+    for key, name in harness.id_keys.items():
+        if isinstance(payload.get(key), (str, int)):
+            metadata[name] = payload[key]
+    metadata["cwd"] = cwd
+    label = None
+    if phase == "before":
+        prompt = next(
+            (p for p in (_dig(payload, k) for k in harness.prompt_keys) if isinstance(p, str)),
+            None,
+        )
+        label = first_line(prompt) if prompt is not None else None
+        label = label or None
+        if label is not None:
+            metadata["prompt"] = label
+    return HookCall(
+        cwd=cwd,
+        session=f"{harness.name}:{session_id}",
+        phase=phase,
+        label=label,
+        metadata=metadata,
+    )

@@ -1,0 +1,140 @@
+"""`turnback hook <harness> <event>`: one hook run, which never blocks or derails the agent.
+
+Every path exits 0 (harnesses read exit 2 as "block the prompt" or "keep going").
+stdout carries exactly what the harness expects (nothing, or its documented JSON);
+a failure goes to `<git dir>/turnback/hook.log` and, where the harness has a
+channel to the user that does not reach the model, to a one-line warning. The
+work runs on a thread with a deadline, so a hook answers within the harness's
+timeout even when the repository lock is held or the disk hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from typing import IO, Any
+
+from . import hookstate
+from .capture import capture
+from .harnesses import Harness, find_harness
+from .payload import HookCall, PayloadError, map_payload
+
+#: Seconds a hook may take; under every harness's default hook timeout (Cline's 30 s is
+#: the shortest documented) and the timeouts `turnback hooks install` writes.
+DEFAULT_DEADLINE = 25.0
+
+
+def _deadline() -> float:
+    try:
+        return max(0.1, float(os.environ.get("TURNBACK_HOOK_TIMEOUT", DEFAULT_DEADLINE)))
+    except ValueError:
+        return DEFAULT_DEADLINE
+
+
+def _describe(error: BaseException) -> str:
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    return " ".join(str(message).split())
+
+
+def _is_no_open_turn(error: BaseException) -> bool:
+    data = getattr(error, "data", None)
+    return isinstance(data, dict) and data.get("reason") == "noOpenTurn"
+
+
+def _before(call: HookCall) -> str | None:
+    # Until the turn is recorded, the note says so: an "after" then never seals an older turn.
+    hookstate.write_note(call.cwd, call.session, {"error": "the snapshot did not finish"})
+    try:
+        turn = capture(call.cwd, call.params())
+    except Exception as error:
+        where = hookstate.log(call.cwd, f"{call.session} before: {_describe(error)}")
+        hookstate.write_note(call.cwd, call.session, {"error": _describe(error)})
+        return f"turnback could not snapshot before this turn: {_describe(error)}" + (
+            f" (log: {where})" if where else ""
+        )
+    hookstate.write_note(call.cwd, call.session, {"turn": turn["id"], "label": turn["label"]})
+    return None
+
+
+def _after(call: HookCall) -> str | None:
+    note = hookstate.read_note(call.cwd, call.session)
+    if note is None or note.get("handled"):
+        return None  # no hook opened a turn in this session: nothing to seal
+    if "turn" not in note:
+        hookstate.write_note(call.cwd, call.session, {"handled": True})
+        return (
+            "turnback did not record this turn (its snapshot before the turn failed: "
+            f"{note.get('error', 'unknown error')}; log: {hookstate.log_path(call.cwd)})"
+        )
+    try:
+        capture(call.cwd, call.params())
+    except Exception as error:
+        if _is_no_open_turn(error):
+            return None  # the turn was undone meanwhile: nothing to seal
+        where = hookstate.log(call.cwd, f"{call.session} after: {_describe(error)}")
+        return f"turnback could not record the end of this turn: {_describe(error)}" + (
+            f" (log: {where})" if where else ""
+        )
+    return None
+
+
+def _work(harness: Harness, event: str, raw: bytes, result: dict[str, Any]) -> None:
+    """Maps the payload and captures; leaves the warning (or None) in `result`."""
+    try:
+        payload = json.loads(raw) if raw.strip() else None
+    except ValueError:
+        payload = None
+    try:
+        call = map_payload(harness, event, payload)
+    except PayloadError as error:
+        where = hookstate.log(os.getcwd(), f"{harness.name} {event}: {error}")
+        result["warning"] = f"turnback ignored a hook call: {error}" + (
+            f" (log: {where})" if where else ""
+        )
+        return
+    result["cwd"] = call.cwd
+    result["warning"] = _before(call) if call.phase == "before" else _after(call)
+
+
+def _answer(harness: Harness, event: str, warning: str | None, out: IO[str]) -> None:
+    output = harness.outputs.get(event)
+    text = output(warning if event in harness.warn_events else None) if output else ""
+    out.write(text)
+    out.flush()
+
+
+def run_hook(argv: list[str], stdin: IO[bytes] | None = None, out: IO[str] | None = None) -> int:
+    """Runs `turnback hook HARNESS EVENT`; returns 0 on every path."""
+    out = out or sys.stdout
+    stdin = stdin or sys.stdin.buffer
+    harness = find_harness(argv[0]) if argv else None
+    if harness is None or len(argv) != 2 or harness.phase(argv[1]) is None:
+        problem = f"turnback hook: unknown harness or event: {' '.join(argv) or '(none)'}"
+        hookstate.log(os.getcwd(), problem)
+        print(problem, file=sys.stderr)  # a broken config: no harness contract to keep
+        return 0
+    event = argv[1]
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            _work(harness, event, stdin.read(), result)
+        except BaseException as error:  # a bug must not reach the agent either
+            where = hookstate.log(os.getcwd(), f"{harness.name} {event}: internal error: {error!r}")
+            result["warning"] = f"turnback hook failed: {_describe(error)} (log: {where})"
+
+    worker = threading.Thread(target=work, name="turnback-hook", daemon=True)
+    worker.start()
+    worker.join(_deadline())
+    if worker.is_alive():
+        where = hookstate.log(
+            result.get("cwd", os.getcwd()),
+            f"{harness.name} {event}: gave up after {_deadline():g} s (the capture was not "
+            "recorded, or will finish without this hook)",
+        )
+        _answer(harness, event, f"turnback timed out and skipped this turn (log: {where})", out)
+        os._exit(0)  # the worker may be stuck in I/O; the repository lock dies with us
+    _answer(harness, event, result.get("warning"), out)
+    return 0
