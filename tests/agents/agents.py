@@ -142,6 +142,9 @@ class Codex(Agent):
             'name = "local"\n'
             f'base_url = "{self.model_url}/v1"\n'
             'env_key = "SCRIPTED_MODEL_KEY"\nwire_api = "responses"\n'
+            # Project hooks (.codex/hooks.json) load only in a trusted project; the hooks
+            # themselves run with --dangerously-bypass-hook-trust (else trusted in /hooks).
+            f'[projects."{self.root}"]\ntrust_level = "trusted"\n'
         )
         config.write_text(provider + body)
 

@@ -160,11 +160,11 @@ def run_two_turns(name: str, base: Path) -> Played:
 
 
 def break_storage(agent: Agent) -> None:
-    """A file where turnback's state folder goes: every capture fails."""
-    state = agent.root / ".git" / "turnback"
-    if state.is_dir():
-        shutil.rmtree(state)
-    state.write_text("not a folder\n")
+    """A file where turnback's refs folder goes: every capture fails (its log still works)."""
+    refs = agent.root / ".git" / "refs" / "turnback"
+    if refs.is_dir():
+        shutil.rmtree(refs)
+    refs.write_text("not a folder\n")
 
 
 def run_with_broken_storage(name: str, base: Path) -> Played:
