@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-python test-vscode test-e2e e2e vsix lint format bench clean
+.PHONY: agents install demo test test-python test-vscode test-e2e e2e vsix lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test-python: $(STAMP)
 	$(PY) -m ruff check server tests scripts
 	$(PY) -m ruff format --check server tests scripts
 	$(PY) -m pytest
+
+# The real agents (Claude Code, Codex, Gemini CLI, OpenCode) tests/agents/ drives; `make test`
+# runs those tests whenever they are installed.
+agents:
+	scripts/install-agents.sh
 
 # The VS Code extension: unit tests, then integration tests against the real server.
 client-vscode/node_modules/.installed: client-vscode/package-lock.json
