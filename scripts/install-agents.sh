@@ -41,7 +41,12 @@ opencode_plugin_deps() { # dir version
 
 install_one() { # name package version command
   d=$(dir_of "$@")
-  if ready "$@"; then return 0; fi
+  if ready "$@"; then
+    if [ "$1" = opencode ] && [ ! -f "$d/plugin-deps/.turnback-installed" ]; then
+      opencode_plugin_deps "$d" "$3"
+    fi
+    return 0
+  fi
   log "installing $2@$3 into $d"
   rm -rf "$d" && mkdir -p "$d" || return 1
   printf '{"name": "turnback-agent-%s", "private": true}\n' "$1" >"$d/package.json"

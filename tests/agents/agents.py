@@ -230,7 +230,12 @@ class OpenCode(Agent):
         target.mkdir(exist_ok=True)
         for name in ("package.json", "package-lock.json"):
             shutil.copy2(cached / name, target / name)
-        subprocess.run(["cp", "-al", str(cached / "node_modules"), str(target)], check=True)
+        linked = subprocess.run(  # hard links: fast; another file system needs a copy
+            ["cp", "-al", str(cached / "node_modules"), str(target)], capture_output=True
+        )
+        if linked.returncode != 0:
+            shutil.rmtree(target / "node_modules", ignore_errors=True)
+            shutil.copytree(cached / "node_modules", target / "node_modules", symlinks=True)
         (target / ".gitignore").write_text(OPENCODE_GITIGNORE)
 
     def env(self) -> dict[str, str]:
