@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pygls.exceptions import JsonRpcException
 
-from conftest import SERVER_ENV, cli_json, git_run, read, tree_state, write
+from conftest import SERVER_ENV, capture, cli_json, git_run, read, request, tree_state, write
 
 PROMPT = "Rename the helper and drop the old notes\nThen run the tests."
 LABEL = "Rename the helper and drop the old notes"
@@ -355,3 +356,31 @@ def test_hook_log_in_linked_worktree(repo: Path, tmp_path: Path):
     log = repo / ".git" / "worktrees" / "wt" / "turnback" / "hook.log"
     assert "not a JSON object" in log.read_text(encoding="utf-8")
     assert read(other, "README.md") == "hello\n"
+
+
+# Proves a Stop after the user undid the hook's turn mid-turn seals nothing: the older,
+# already sealed turn keeps its own end state instead of taking the agent's later edits.
+def test_after_does_not_seal_an_older_turn(repo: Path):
+    before, after = _claude(repo)
+    run_hook(repo, "claude-code", "UserPromptSubmit", {**before, "prompt": "older"})
+    write(repo, "src/app.py", "older turn's edit\n")
+    run_hook(repo, "claude-code", "Stop", after)
+    run_hook(repo, "claude-code", "UserPromptSubmit", {**before, "prompt": "newer"})
+    cli_json(repo, "undo", "--session", "claude-code:c1f0")  # the user undoes it mid-turn
+    write(repo, "README.md", "the agent keeps writing\n")
+    done = run_hook(repo, "claude-code", "Stop", after)
+    assert (done.returncode, done.stdout) == (0, "")
+    diff = cli_json(repo, "diff", "1", "--session", "claude-code:c1f0")
+    assert [f["path"] for f in diff["files"]] == ["src/app.py"]
+
+
+# Proves snapshot/capture's `turn` on the wire: an "after" naming the newest active turn
+# seals it; naming another turn fails with noOpenTurn and records nothing.
+async def test_capture_after_with_turn(client, repo: Path):
+    first = await capture(client, label="one")
+    second = await capture(client, label="two")
+    with pytest.raises(JsonRpcException) as info:
+        await request(client, "snapshot/capture", {"phase": "after", "turn": first["id"]})
+    assert info.value.data["reason"] == "noOpenTurn"
+    sealed = await request(client, "snapshot/capture", {"phase": "after", "turn": 2})
+    assert (sealed["id"], sealed["sealed"]) == (second["id"], True)

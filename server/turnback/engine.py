@@ -243,16 +243,25 @@ class Engine:
         metadata: Any = None,
         progress: Progress | None = None,
         cancelled: CancelCheck | None = None,
+        turn: int | str | None = None,
     ) -> dict[str, Any]:
         if phase not in ("before", "after"):
             raise InvalidParams("phase", 'must be "before" or "after"')
         if label is not None and not isinstance(label, str):
             raise InvalidParams("label", "must be a string")
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, (int, str))):
+            raise InvalidParams("turn", "must be a turn number or a turn id")
         with self._locked():
             name = self.resolve_session(session)
             timeline = self.store.load(name) or Timeline(session=name)
             if phase == "after" and not timeline.active:
                 raise NoOpenTurn(name)
+            if phase == "after" and turn is not None:
+                # Seal only the turn the caller opened (a hook), never an older one that
+                # became the newest because that turn was undone meanwhile.
+                newest = timeline.active[-1]
+                if turn not in (newest.turn, newest.id, newest.before):
+                    raise NoOpenTurn(name)
             snap = self.capture_now(progress, cancelled)
             if cancelled is not None and cancelled():
                 raise Cancelled()

@@ -21,4 +21,5 @@ def capture(cwd: str, params: dict[str, Any]) -> dict[str, Any]:
         params.get("label"),
         params.get("phase", "before"),
         params.get("metadata"),
+        turn=params.get("turn"),
     )

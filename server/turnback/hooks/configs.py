@@ -86,7 +86,7 @@ _CODEX_TRUST = (
     "Codex runs a hook only after you trust it: open Codex in this folder, run /hooks and "
     "trust the two turnback hooks (trust is by content hash, so again after a reinstall).",
     "Project hooks (<repo>/.codex/hooks.json) load only in a trusted project: trust the "
-    "folder when Codex asks, or add to ~/.codex/config.toml:\n"
+    "folder when Codex asks, or add to $CODEX_HOME/config.toml (~/.codex/config.toml):\n"
     '    [projects."{root}"]\n    trust_level = "trusted"',
 )
 

@@ -101,8 +101,9 @@ _add(
 )
 
 # Codex CLI: https://developers.openai.com/codex/hooks (codex-rs/hooks/schema in
-# openai/codex). UserPromptSubmit plain stdout becomes a developer message; Stop stdout
-# must be JSON when present. Both print nothing.
+# openai/codex). UserPromptSubmit plain stdout becomes a developer message, so it prints
+# nothing; Stop stdout must be JSON, and its `systemMessage`
+# (codex-rs/hooks/schema/generated/stop.command.output.schema.json) carries a warning.
 _add(
     Harness(
         name="codex",

@@ -69,10 +69,10 @@ def _after(call: HookCall) -> str | None:
             f"{note.get('error', 'unknown error')}; log: {hookstate.log_path(call.cwd)})"
         )
     try:
-        capture(call.cwd, call.params())
+        capture(call.cwd, {**call.params(), "turn": note["turn"]})
     except Exception as error:
         if _is_no_open_turn(error):
-            return None  # the turn was undone meanwhile: nothing to seal
+            return None  # the hook's turn was undone meanwhile: nothing to seal
         where = hookstate.log(call.cwd, f"{call.session} after: {_describe(error)}")
         return f"turnback could not record the end of this turn: {_describe(error)}" + (
             f" (log: {where})" if where else ""

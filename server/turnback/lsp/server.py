@@ -230,6 +230,7 @@ async def capture(ls: TurnbackServer, raw: Any) -> Any:
             metadata=p.metadata(),
             progress=progress.report if progress else None,
             cancelled=cancelled,
+            turn=p.turn(),
         )
 
     return await ls.run(raw, work, progress_title="turnback: capturing", changes_timeline=True)
