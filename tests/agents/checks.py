@@ -20,11 +20,25 @@ from scenario import (
 )
 
 
-def _ran(played: Played) -> None:
-    """Each prompt completed: exit 0, the model's final text printed, every answer served."""
+def _hook_complaints(output: str) -> list[str]:
+    """What an agent prints when a hook misbehaves (Codex `hook: Stop Failed`, Gemini CLI
+    `Hook system message: ...` for stray stdout, errors and warnings naming a hook)."""
+    signs = ("failed", "error", "system message", "blocked")
+    return [
+        line
+        for line in output.splitlines()
+        if "hook" in line.lower() and any(sign in line.lower() for sign in signs)
+    ]
+
+
+def _ran(played: Played, *, quiet_hooks: bool = True) -> None:
+    """Each prompt completed: exit 0, the model's final text printed, every answer served,
+    and (unless turnback was meant to fail) no complaint from the agent about a hook."""
     for run, turn in zip(played.runs, TURNS, strict=False):
         assert run.returncode == 0, f"{played.agent.name} failed: {run.stdout}\n{run.stderr}"
         assert turn.final_text in run.stdout, run.stdout
+        if quiet_hooks:
+            assert not _hook_complaints(run.stdout + run.stderr)
     assert played.model.answered_all, [r.path for r in played.model.requests]
 
 
@@ -83,7 +97,7 @@ def check_model_never_saw_turnback(played: Played, listing: dict[str, Any]) -> N
 def check_not_blocked(played: Played) -> None:
     """With turnback's storage broken the prompt still ran to its end, its work done, and
     the model heard nothing of the failure."""
-    _ran(played)
+    _ran(played, quiet_hooks=False)
     assert played.after.get("src/greet.py") == EXPECTED_AFTER["src/greet.py"].encode()
     assert "obsolete.txt" not in played.after
     log = played.agent.root / ".git" / "turnback" / "hook.log"
