@@ -19,6 +19,7 @@ from typing import Any
 from scripted_model import EditFile, ScriptedModel, Shell, Turn, WriteFile
 
 from agents import Agent, make_agent
+from conftest import git
 
 TURNBACK = Path(sys.executable).parent / "turnback"
 
@@ -61,28 +62,15 @@ EXPECTED_AFTER = {
 GONE_AFTER = ("obsolete.txt", "docs/old_notes.md")
 
 
-def _git(root: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "T",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "T",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(root.parent),
-        "PATH": "/usr/bin:/bin",
-    }
-    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-
-
 def make_project(root: Path) -> None:
     """A real git repository with one commit and an ignored file."""
     root.mkdir(parents=True)
     for rel, content in {**START_FILES, **IGNORED_BEFORE}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(content)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "start")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
 
 
 def tree(root: Path) -> dict[str, bytes]:
