@@ -3,7 +3,9 @@
 An agent harness calls it from its hooks (`turnback capture --label ...`
 before a turn, `turnback capture --phase after` after it); a person uses it
 to list, diff, undo and redo from a terminal. `turnback serve` starts the
-language server.
+language server, `turnback daemon` the background server a capture goes to first.
+Only argparse and the standard library load up front: a hook that a running
+daemon answers never imports pygit2.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ import sys
 from typing import Any
 
 from . import __version__
-from .errors import INVALID_PARAMS, REQUEST_FAILED, TurnbackError
-from .gitpaths import is_utf8
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_FAILED, InvalidParams, TurnbackError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -36,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     serve.add_argument("--log-file", help="write the server's log here")
+
+    daemon = sub.add_parser("daemon", help="serve captures for one work tree in the background")
+    daemon.add_argument("-C", "--workspace", default=".", help="work tree (default: .)")
+    daemon.add_argument(
+        "--idle-timeout", type=float, metavar="SECONDS", help="exit after this long unused"
+    )
 
     capture = sub.add_parser("capture", parents=[common], help="snapshot before/after a turn")
     capture.add_argument("--label")
@@ -107,6 +114,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
 
 
 def run_command(args: argparse.Namespace) -> dict[str, Any]:
+    if args.command == "capture":
+        return _capture(args)
     from .engine import Engine
 
     engine = Engine(os.path.abspath(args.workspace))
@@ -117,27 +126,54 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
             print(f"turnback: {message}", file=sys.stderr)
 
 
+def _capture(args: argparse.Namespace) -> dict[str, Any]:
+    """Through the work tree's daemon when one answers; else in process, then start one."""
+    from .daemon import client
+
+    params: dict[str, Any] = {"phase": args.phase}
+    for key, value in (
+        ("session", args.session),
+        ("label", args.label),
+        ("metadata", _metadata(args.metadata)),
+    ):
+        if value is not None:
+            params[key] = value
+    messages: list[str] = []
+    result = client.call(args.workspace, "snapshot/capture", params, messages=messages)
+    for message in messages:
+        print(f"turnback: {message}", file=sys.stderr)
+    if result is not None:
+        return result
+    from .engine import Engine
+
+    try:
+        engine = Engine(os.path.abspath(args.workspace))
+        try:
+            return engine.capture(args.session, args.label, args.phase, params.get("metadata"))
+        finally:
+            for message in engine.take_recovered():
+                print(f"turnback: {message}", file=sys.stderr)
+    finally:
+        client.start(args.workspace)  # after the capture, so that it is no slower
+
+
+def _metadata(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        metadata = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidParams("metadata", f"is not valid JSON ({error})") from None
+    if not isinstance(metadata, dict):
+        raise InvalidParams("metadata", "must be a JSON object")
+    return metadata
+
+
 def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
     from .engine import RestoreOptions
 
-    if args.command == "capture":
-        metadata = None
-        if args.metadata is not None:
-            try:
-                metadata = json.loads(args.metadata)
-            except json.JSONDecodeError as error:
-                from .errors import InvalidParams
-
-                raise InvalidParams("metadata", f"is not valid JSON ({error})") from None
-            if not isinstance(metadata, dict):
-                from .errors import InvalidParams
-
-                raise InvalidParams("metadata", "must be a JSON object")
-        return engine.capture(args.session, args.label, args.phase, metadata)
     if args.command in ("undo", "redo"):
         if args.count < 1:
-            from .errors import InvalidParams
-
             raise InvalidParams("count", "must be >= 1")
         turn: Any = args.turn
         if turn is not None and turn.isdigit():
@@ -156,12 +192,24 @@ def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
     return engine.prune(args.session, args.keep, args.older_than)
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         from .lsp.main import serve
 
         return serve(args.tcp, args.log_file)
+    if args.command == "daemon":
+        from .daemon.service import run
+
+        return run(args.workspace, args.idle_timeout)
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as bytes
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="surrogateescape")
@@ -176,15 +224,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             print(f"turnback: {error.message}", file=sys.stderr)
-        return {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}.get(
-            error.code, EXIT_FAILED
-        )
+        codes = {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}
+        return codes.get(error.code, EXIT_INTERNAL if error.code == INTERNAL_ERROR else EXIT_FAILED)
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     if args.json:
         text = json.dumps(result, ensure_ascii=False)
-        print(text if is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
+        print(text if _is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
     else:
         _print_human(args.command, result)
     return EXIT_OK

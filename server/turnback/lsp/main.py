@@ -20,13 +20,18 @@ class _ExpectedErrors(logging.Filter):
         return not (isinstance(error, JsonRpcException) and error.code != INTERNAL_ERROR)
 
 
+def quiet_expected_errors() -> None:
+    """Keeps the log for what needs a look (`turnback serve` and `turnback daemon`)."""
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
+
+
 def serve(tcp: str | None = None, log_file: str | None = None) -> int:
     logging.basicConfig(
         filename=log_file,
         level=logging.INFO if log_file else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
+    quiet_expected_errors()
     from .server import server
     from .transport import start_io, start_tcp
 
