@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -300,3 +302,51 @@ async def test_editor_server_daemon_and_cli_at_once(repo: Path, stop_daemons):
             assert git(repo, "show", f"{newest['id']}:{rel}").encode() == entry[1]
     fsck = git_run(repo, "fsck", "--full", "--no-dangling")
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+# Proves the daemon itself refuses a process of another uid that reaches its socket.
+def test_daemon_refuses_another_uid(repo: Path, stop_daemons):
+    start_daemon(repo)
+    wait_warm(repo)
+    sock = daemon_dir(repo) / "sock"
+    public = Path(tempfile.mkdtemp(prefix="turnback-peer-"))  # a path uid 65534 can walk
+    public.chmod(0o755)
+    try:
+        os.link(sock, public / "sock")  # the same socket inode, reachable from outside
+        sock.chmod(0o666)
+        stranger = subprocess.run(
+            [_system_python(), "-c", _STRANGER, str(public / "sock")],
+            user=65534,
+            group=65534,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        sock.chmod(0o600)
+        shutil.rmtree(public)
+    assert stranger.returncode == 0, stranger.stderr
+    assert stranger.stdout.strip() == "closed without an answer"
+    assert "refused a connection from uid 65534" in daemon_log(repo)
+
+
+_STRANGER = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+body = b'{"jsonrpc": "2.0", "id": 1, "method": "snapshot/list", "params": {}}'
+s.settimeout(20)
+try:
+    s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    print("answered" if s.recv(65536) else "closed without an answer")
+except (BrokenPipeError, ConnectionResetError):
+    print("closed without an answer")
+"""
+
+
+def _system_python() -> str:
+    """A Python that uid 65534 may run (the test's own lives under /root)."""
+    found = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    if found is None:
+        pytest.skip("no system python3 for the other user")
+    return found

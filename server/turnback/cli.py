@@ -15,10 +15,13 @@ import io
 import json
 import os
 import sys
-from typing import Any
 
 from . import __version__
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_FAILED, InvalidParams, TurnbackError
+
+TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -128,33 +131,16 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
 
 def _capture(args: argparse.Namespace) -> dict[str, Any]:
     """Through the work tree's daemon when one answers; else in process, then start one."""
-    from .daemon import client
+    from .daemon.capture import capture
 
-    params: dict[str, Any] = {"phase": args.phase}
-    for key, value in (
-        ("session", args.session),
-        ("label", args.label),
-        ("metadata", _metadata(args.metadata)),
-    ):
-        if value is not None:
-            params[key] = value
     messages: list[str] = []
-    result = client.call(args.workspace, "snapshot/capture", params, messages=messages)
-    for message in messages:
-        print(f"turnback: {message}", file=sys.stderr)
-    if result is not None:
-        return result
-    from .engine import Engine
-
     try:
-        engine = Engine(os.path.abspath(args.workspace))
-        try:
-            return engine.capture(args.session, args.label, args.phase, params.get("metadata"))
-        finally:
-            for message in engine.take_recovered():
-                print(f"turnback: {message}", file=sys.stderr)
+        return capture(
+            args.workspace, args.session, args.label, args.phase, _metadata(args.metadata), messages
+        )
     finally:
-        client.start(args.workspace)  # after the capture, so that it is no slower
+        for message in messages:
+            print(f"turnback: {message}", file=sys.stderr)
 
 
 def _metadata(text: str | None) -> Any:

@@ -14,12 +14,14 @@ import os
 import socket
 import sys
 import time
-from typing import Any
-from urllib.parse import quote
 
 from ..errors import TurnbackError
 from .paths import Location, locate, socket_address
 from .security import is_own_socket, is_private_dir, peer
+
+TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 #: "off" (or "0"): never use a daemon; "no-start": use a running one, never start one.
 DAEMON_ENV = "TURNBACK_DAEMON"
@@ -48,11 +50,17 @@ def mode() -> str:
     return "no-start" if value == "no-start" else "on"
 
 
+#: Bytes a file URI carries as they are (RFC 3986 unreserved, and the path's slashes).
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
 def workspace_uri(location: Location) -> str | None:
+    """The root as a file URI (what urllib's quote gives, without importing urllib)."""
     try:
-        return "file://" + quote(location.root.encode())
+        raw = location.root.encode()
     except UnicodeEncodeError:  # a root whose name is not UTF-8: work in process
         return None
+    return "file://" + "".join(chr(b) if b in _URI_SAFE else f"%{b:02X}" for b in raw)
 
 
 def call(

@@ -8,9 +8,7 @@ engine agrees before it listens, so a disagreement never serves the wrong tree.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass
 
 #: The daemon's private directory under turnback's state directory (mode 0700).
 DAEMON_DIR = "daemon"
@@ -19,12 +17,14 @@ DATA_DIR_ENV = "TURNBACK_DATA_DIR"  # the same variable as repository.DATA_DIR_E
 _SUN_PATH_MAX = 100
 
 
-@dataclass(frozen=True)
 class Location:
-    """A work tree (or plain folder) and its daemon's files."""
+    """A work tree (or plain folder) and its daemon's files (no dataclass: a hook's import)."""
 
-    root: str
-    state_dir: str
+    __slots__ = ("root", "state_dir")
+
+    def __init__(self, root: str, state_dir: str) -> None:
+        self.root = root
+        self.state_dir = state_dir
 
     @property
     def dir(self) -> str:
@@ -82,6 +82,8 @@ def locate(folder: str) -> Location | None:
     if found is not None:
         root, git_dir = found
         return Location(root, os.path.join(git_dir, "turnback"))
+    import hashlib  # only plain folders need it
+
     plain = os.path.realpath(folder)
     key = hashlib.sha256(plain.encode(errors="surrogateescape")).hexdigest()[:16]
     name = os.path.basename(plain) or "root"
