@@ -350,3 +350,23 @@ def _system_python() -> str:
     if found is None:
         pytest.skip("no system python3 for the other user")
     return found
+
+
+# Proves a plain folder (no git) gets its daemon in its shadow repository's directory.
+def test_plain_folder_daemon(tmp_path: Path):
+    folder = tmp_path / "plain"
+    write(folder, "notes.txt", "v1\n")
+    capture(folder, "--label", "one")
+    shadows = Path(SERVER_ENV["TURNBACK_DATA_DIR"]) / "shadows"
+    [home] = [p for p in shadows.iterdir() if (p / "workdir").read_text() == f"{folder}\n"]
+    log = home / "daemon" / "log"
+    wait_for(lambda: log.exists() and "warm (pid" in log.read_text(), what="the daemon")
+    pid = int((home / "daemon" / "lock").read_text())
+    try:
+        write(folder, "notes.txt", "v2\n")
+        client_pid, second, _ = capture(folder, "--label", "two")
+        assert f"snapshot/capture from pid {client_pid}\n" in log.read_text()
+        assert second["turn"] == 2
+        assert not (folder / ".git").exists()
+    finally:
+        os.kill(pid, signal.SIGKILL)
