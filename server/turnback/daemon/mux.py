@@ -14,6 +14,7 @@ import contextvars
 import itertools
 import json
 import logging
+import time
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
@@ -41,13 +42,14 @@ class MuxWriter:
 
     def __init__(self) -> None:
         self._ids = itertools.count(1)
-        self.routes: dict[int, tuple[Connection, Any]] = {}
+        #: daemon id -> (connection, the client's id, method, when it arrived)
+        self.routes: dict[int, tuple[Connection, Any, Any, float]] = {}
 
     def route(self, message: dict[str, Any], connection: Connection) -> None:
         """Gives a request a daemon-wide id and remembers who asked."""
         if "method" in message and "id" in message:
             new_id = next(self._ids)
-            self.routes[new_id] = (connection, message["id"])
+            self.routes[new_id] = (connection, message["id"], message["method"], time.monotonic())
             message["id"] = new_id
 
     def write(self, data: bytes) -> None:
@@ -61,7 +63,9 @@ class MuxWriter:
         if isinstance(message, dict) and "method" not in message:
             routed = self.routes.pop(message.get("id"), None)  # type: ignore[arg-type]
             if routed is not None:
-                target, message["id"] = routed
+                target, message["id"], method, since = routed
+                took = (time.monotonic() - since) * 1000
+                logger.info("answered %s in %.1f ms", method, took)
         if target is None or target.is_closing():
             return  # the daemon's own messages, or a client that left: nobody to tell
         target.write(frame(message))
