@@ -5,7 +5,8 @@ Two figures, each interleaved sample by sample with what it is compared with:
   the light client plus the daemon's watcher-path capture; against baseline (a);
 - first hook: no daemon runs, so the process captures in process and starts one;
   against today's CLI (`TURNBACK_DAEMON=off`: the in-process capture alone).
-Every warm-daemon sample is checked in the daemon's log to have been served by it.
+Every warm-daemon sample is checked in the daemon's log to have been served by it,
+and the log's "answered in" time gives the daemon's share of the process's time.
 """
 
 from __future__ import annotations
@@ -100,11 +101,14 @@ def hook_block(bench: Any, server_env: dict[str, str], repeat: int) -> None:
     for measured in [False] + [True] * max(repeat, 15):
         bench.mutate(paths)
         took, pid = _hook(bench, on)
-        served += f"snapshot/capture from pid {pid}\n" in _log(bench.work)
+        log = _log(bench.work)
+        served += f"snapshot/capture from pid {pid}\n" in log
+        inside = float(log.rsplit("answered snapshot/capture in ", 1)[1].split(" ms", 1)[0])
         bench.mutate(paths)
         took_a = bench.baseline_a()
         if measured:
             bench.add(f"capture.hook_daemon.{HOOK_CHANGED}", took)
+            bench.add(f"capture.hook_daemon_inside.{HOOK_CHANGED}", inside / 1000)
             bench.add(f"capture.hook_baseline_a.{HOOK_CHANGED}", took_a)
     bench.notes["hookServedByDaemon"] = f"{served} of {max(repeat, 15) + 1}"
     daemon.terminate()  # our child: wait for it, or its pid lingers as a zombie

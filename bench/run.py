@@ -847,6 +847,11 @@ ROWS: list[tuple[str, str, str | None]] = [
         f"capture.hook_baseline_a.{HOOK_CHANGED}",
     ),
     (
+        f"capture.hook_daemon_inside.{HOOK_CHANGED}",
+        "  of which the daemon, request to answer (its log)",
+        f"capture.hook_baseline_a.{HOOK_CHANGED}",
+    ),
+    (
         f"capture.hook_baseline_a.{HOOK_CHANGED}",
         f"baseline (a), {HOOK_CHANGED} changed, interleaved with the hook",
         None,
