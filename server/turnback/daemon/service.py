@@ -24,6 +24,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from ..errors import TurnbackError
 from ..lsp.framing import INVALID_REQUEST, PARSE_ERROR, FrameError, FrameParser
 from ..lsp.transport import READ_CHUNK, _reply_error
 from . import mux
@@ -127,7 +128,10 @@ class Daemon:
             os.getpid(),
             timeout,
         )
-        await asyncio.to_thread(engine.warm_up)
+        try:
+            await asyncio.to_thread(engine.warm_up)
+        except TurnbackError as error:  # keep serving: captures answer the same error, fast
+            logger.warning("first scan failed: %s", error.message)
         logger.info("warm (pid %d): the next capture takes the watcher path", os.getpid())
         watchdog = loop.create_task(self._idle_watch(timeout))
         await self.stop.wait()
