@@ -370,3 +370,47 @@ def test_plain_folder_daemon(tmp_path: Path):
         assert not (folder / ".git").exists()
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def _frames(sock: socket.socket, count: int) -> list[dict]:
+    """Reads `count` framed JSON messages from the daemon."""
+    buffer, out = b"", []
+    while len(out) < count:
+        while b"\r\n\r\n" not in buffer:
+            buffer += sock.recv(65536)
+        header, _, buffer = buffer.partition(b"\r\n\r\n")
+        length = int(header.split(b":")[1])
+        while len(buffer) < length:
+            buffer += sock.recv(65536)
+        out.append(json.loads(buffer[:length]))
+        buffer = buffer[length:]
+    return out
+
+
+def _send(sock: socket.socket, body: bytes) -> None:
+    sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+# Proves the socket speaks the server's JSON-RPC: its errors, its lifecycle refusals, and
+# two connections using the same id each get their own answer.
+def test_socket_protocol(repo: Path, stop_daemons):
+    start_daemon(repo)
+    wait_warm(repo)
+    first, second = (socket.socket(socket.AF_UNIX) for _ in range(2))
+    for sock in (first, second):
+        sock.settimeout(30)
+        sock.connect(str(daemon_dir(repo) / "sock"))
+    _send(first, b"{not json")
+    _send(first, b'{"jsonrpc": "2.0", "id": 7, "method": "shutdown"}')
+    _send(second, b'{"jsonrpc": "2.0", "id": 1, "method": "snapshot/list", "params": {"limit": 0}}')
+    _send(first, b'{"jsonrpc": "2.0", "id": 1, "method": "snapshot/list", "params": {}}')
+    bad_json, refused, listed = _frames(first, 3)
+    [invalid] = _frames(second, 1)
+    assert bad_json["id"] is None and bad_json["error"]["code"] == -32700
+    assert refused["id"] == 7 and refused["error"]["code"] == -32600
+    assert listed["id"] == 1 and listed["result"]["workTree"] == repo.as_uri()
+    assert invalid["id"] == 1 and invalid["error"]["code"] == -32602
+    assert invalid["error"]["data"] == {"field": "limit"}
+    first.close()
+    second.close()
+    assert daemon_pid(repo) is not None  # still serving

@@ -61,6 +61,7 @@ class MuxWriter:
             return
         target = current.get()
         if isinstance(message, dict) and "method" not in message:
+            message.setdefault("id", None)  # JSON-RPC: an error for no known request has id null
             routed = self.routes.pop(message.get("id"), None)  # type: ignore[arg-type]
             if routed is not None:
                 target, message["id"], method, since = routed
