@@ -164,6 +164,14 @@ class Engine:
                 self._last_full_scan = time.monotonic()
             return snap
 
+    def warm_up(self) -> None:
+        """A full scan now, under the lock, so the next capture takes the watcher path.
+
+        Writes no turn: a daemon does it once it watches, before any hook asks.
+        """
+        with self._locked():
+            self.capture_now(None, None)
+
     # ---- the watcher -----------------------------------------------------------------------
 
     def enable_watcher(self) -> bool:

@@ -58,6 +58,8 @@ def _clean_env(home: Path) -> dict[str, str]:
         XDG_STATE_HOME=str(home / ".local" / "state"),
         NO_COLOR="1",
         CI="1",
+        # The hooks start a real `turnback daemon` (the path users get); let it go soon after.
+        TURNBACK_DAEMON_IDLE_TIMEOUT="30",
     )
     return env
 
