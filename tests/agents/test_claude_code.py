@@ -27,6 +27,16 @@ def test_claude_code_two_prompts_undo_redo(tmp_path: Path):
     check_undo_redo(played)
 
 
+# Proves the hooks take the fast path users get: the first hook starts the work tree's daemon
+# and later hooks' captures are answered by it (its log names each request it served).
+def test_claude_code_hooks_reach_the_daemon(tmp_path: Path):
+    played = run_two_turns(AGENT, tmp_path)
+    log = played.agent.root / ".git" / "turnback" / "daemon" / "log"
+    assert log.exists(), "no turnback daemon was started by the hooks"
+    served = [line for line in log.read_text().splitlines() if "snapshot/capture from pid" in line]
+    assert len(served) >= 2, log.read_text()
+
+
 # Proves a failing turnback (its storage a file, not a folder) never blocks a prompt.
 def test_claude_code_prompt_runs_with_broken_storage(tmp_path: Path):
     check_not_blocked(run_with_broken_storage(AGENT, tmp_path))
