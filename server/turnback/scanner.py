@@ -5,7 +5,11 @@ snapshot. libgit2 compares it with the work tree by stat data, so only files
 whose stat changed are hashed, and `write_tree` reuses the cached subtrees, so
 only directories on changed paths become new tree objects. The index file is
 seeded from the user's index, so the first capture in a repository also
-starts warm.
+starts warm; entries whose blob may not be the bytes on disk (line-ending
+conversion, filters, skip-worktree) are hashed again, raw, once (seedcheck.py).
+
+Files are always hashed raw, with no filter, and never opened unless they are
+regular files: a FIFO, socket or device is reported, never read.
 """
 
 from __future__ import annotations
@@ -22,11 +26,22 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
 from .config import Settings
 from .errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
+from .gitpaths import path_is_ignored
 from .gitrefs import set_ref
 from .repository import WorkspaceRepo
+from .seedcheck import untrusted_entries
 from .statcache import add_with_stat
 from .treeops import Entry, tree_with
-from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy, too_many_files
+from .untracked import (
+    IGNORED,
+    NESTED_REPOSITORY,
+    SPECIAL_FILE,
+    SUBMODULE,
+    Skipped,
+    UntrackedPolicy,
+    is_special,
+    too_many_files,
+)
 from .userindex import UserIndex
 from .workwriter import under_real_dirs
 
@@ -56,11 +71,36 @@ def file_mode(st: os.stat_result) -> int:
     return FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
 
 
+class SpecialFile(OSError):
+    """Not a regular file (a FIFO, socket or device): never read."""
+
+
+#: Files larger than this are streamed into the object database rather than read whole.
+STREAM_ABOVE = 32 << 20
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
 def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid:
-    """Writes the file's exact bytes (a symlink's target) as a blob, with no filters."""
+    """Writes the file's exact bytes (a symlink's target) as a blob, with no filters.
+
+    libgit2's `create_blob_fromdisk` would apply the work tree's clean filters
+    (CRLF to LF, `ident`), so the file is read here. It is opened without blocking
+    and checked to be a regular file before a byte is read: a FIFO is never read.
+    """
     if stat.S_ISLNK(st.st_mode):
         return repo.create_blob(os.fsencode(os.readlink(full)))
-    return repo.create_blob_fromdisk(full)
+    if not stat.S_ISREG(st.st_mode):
+        raise SpecialFile(f"{full} is not a regular file")
+    fd = os.open(full, _OPEN_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SpecialFile(f"{full} is not a regular file")
+        with open(fd, "rb", closefd=False) as stream:
+            if st.st_size > STREAM_ABOVE:
+                return repo.create_blob_fromiobase(stream)
+            return repo.create_blob(stream.read())
+    finally:
+        os.close(fd)
 
 
 #: A capture whose files keep changing under it is retried this often, then refused.
@@ -142,6 +182,7 @@ class Scanner:
             settings,
             tracked_dir=self.user_index.tracks_dir,
             plain_folder=self.ws.shadow,
+            is_submodule=self.user_index.is_submodule,
         )
 
     def _open_index(self) -> pygit2.Index | None:
@@ -248,12 +289,13 @@ class Scanner:
         deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
         check_cancel()
 
-        skipped: dict[str, Skipped] = {}
-        to_add: list[str] = []
+        skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
+        to_add: list[str] = self._untrusted(index) if fresh else []
         for delta in deltas:
             path = delta.new_file.path
             if delta.status == DeltaStatus.DELETED:
                 index.remove(path)
+                self._note_special(path, skipped)  # libgit2 does not list FIFOs or sockets
             elif delta.status == DeltaStatus.UNTRACKED and path.endswith("/"):
                 rel_dir = path.rstrip("/")
                 if os.path.lexists(self.ws.root / rel_dir / ".git"):
@@ -281,7 +323,7 @@ class Scanner:
         self._last_settings = settings
 
         root = str(self.ws.root)
-        found = self._within_limits(index, to_add, settings)
+        found = self._within_limits(index, list(dict.fromkeys(to_add)), settings, skipped)
         total = len(found)
         for done, (path, st) in enumerate(found, 1):
             if done % 200 == 0:
@@ -301,6 +343,27 @@ class Scanner:
         index.write()
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
+    def _submodules(self) -> list[str]:
+        return [] if self.ws.shadow else self.user_index.submodules()
+
+    def _untrusted(self, index: pygit2.Index) -> list[str]:
+        """Seeded entries to hash again, raw (see seedcheck.py)."""
+        common = None if self.ws.shadow else self.ws.lock_path.parent.parent
+        return untrusted_entries(self.ws.repo, index, self.ws.root, common)
+
+    def _note_special(self, path: str, skipped: dict[str, Skipped]) -> None:
+        """Reports `path` when a FIFO, socket or device stands there (never opening it)."""
+        try:
+            st = os.lstat(self.ws.root / path)
+        except OSError:
+            return
+        if is_special(st) and not self._ignored_untracked(path):
+            skipped[path] = Skipped(path, SPECIAL_FILE)
+
+    def _ignored_untracked(self, path: str) -> bool:
+        tracked = not self.ws.shadow and self.user_index.tracks(path)
+        return not tracked and path_is_ignored(self.ws.repo, path)
+
     def _capture_changed(self, settings: Settings, changed: set[str]) -> Snapshot:
         """The watcher's path: look only at what changed; costs grow with the change.
 
@@ -314,7 +377,7 @@ class Scanner:
             return self._capture(settings, None, None)
         policy = self._policy(settings)
         root = str(self.ws.root)
-        skipped: dict[str, Skipped] = {}
+        skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
         changes: dict[str, Entry | None] = {}
         to_add: list[str] = []
 
@@ -333,7 +396,10 @@ class Scanner:
                 if st is None:
                     index.remove_directory(path)
                 continue
-            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            if is_special(st):
+                drop(path)  # the snapshot must not claim what stood there before
+                if not self._ignored_untracked(path):
+                    skipped[path] = Skipped(path, SPECIAL_FILE)
                 continue
             if not self.ws.shadow and self.user_index.tracks(path):
                 to_add.append(path)
@@ -348,7 +414,7 @@ class Scanner:
                 if verdict.path != path:  # a whole directory is now left out
                     index.remove_directory(verdict.path)
                     changes[verdict.path] = None
-        for path, st in self._within_limits(index, to_add, settings):
+        for path, st in self._within_limits(index, to_add, settings, skipped):
             oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
             if oid is None:
                 drop(path)
@@ -369,7 +435,11 @@ class Scanner:
             self._index.write()
 
     def _within_limits(
-        self, index: pygit2.Index, paths: list[str], settings: Settings
+        self,
+        index: pygit2.Index,
+        paths: list[str],
+        settings: Settings,
+        skipped: dict[str, Skipped],
     ) -> list[tuple[str, os.stat_result]]:
         """The files to hash with their stat, or WorkspaceTooLarge before anything is written."""
         count = len(index) + sum(path not in index for path in paths)
@@ -382,8 +452,12 @@ class Scanner:
             try:
                 st = os.lstat(os.path.join(root, path))
             except OSError:
+                st = None
+            if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
                 if path in index:
                     index.remove(path)
+                if st is not None and is_special(st):
+                    skipped[path] = Skipped(path, SPECIAL_FILE)
                 continue
             total += st.st_size
             found.append((path, st))
@@ -431,6 +505,8 @@ class Scanner:
                 continue
             tracked = not self.ws.shadow and self.user_index.tracks(path)
             verdict = None if tracked else policy.file_verdict(path, st)
+            if tracked and is_special(st):
+                verdict = Skipped(path, SPECIAL_FILE)
             if verdict is not None:
                 changes[path] = None
                 if verdict is not IGNORED:

@@ -16,6 +16,8 @@ from pygit2 import C, ffi
 
 from .repository import WorkspaceRepo
 
+GITLINK = 0o160000
+
 
 class UserIndex:
     """The user's index, reloaded only when its file changes."""
@@ -25,6 +27,7 @@ class UserIndex:
         self._stamp: tuple[int, int, int] | None = None
         self.index: pygit2.Index | None = None
         self._tree: pygit2.Tree | None = None
+        self._submodules: list[str] | None = None
 
     def refresh(self) -> bool:
         """Reloads the user's index if its file changed; says whether it did."""
@@ -37,7 +40,7 @@ class UserIndex:
         if stamp == self._stamp and (self.index is not None or stamp is None):
             return False
         self._stamp = stamp
-        self.index, self._tree = None, None
+        self.index, self._tree, self._submodules = None, None, None
         if st is not None and path is not None:
             self.index = pygit2.Index(str(path))
         return True
@@ -55,6 +58,30 @@ class UserIndex:
 
     def tracks(self, path: str) -> bool:
         return self.index is not None and path in self.index
+
+    def is_submodule(self, path: str) -> bool:
+        """Whether the user's index records `path` as a submodule (a gitlink)."""
+        if self.index is None:
+            return False
+        try:
+            return self.index[path].mode == GITLINK
+        except (KeyError, ValueError):
+            return False
+
+    def submodules(self) -> list[str]:
+        """Submodules named in the root `.gitmodules` that the index records and that are
+        checked out: their files are never snapshotted, so every capture reports them."""
+        if self._submodules is None:
+            self._submodules = []
+            gitmodules = self.ws.root / ".gitmodules"
+            if self.index is not None and gitmodules.is_file():
+                try:
+                    config = pygit2.Config(str(gitmodules))
+                    paths = {e.value for e in config if e.name.endswith(".path") and e.value}
+                except (pygit2.GitError, ValueError):
+                    paths = set()
+                self._submodules = sorted(p for p in paths if self.is_submodule(p))
+        return [p for p in self._submodules if os.path.lexists(self.ws.root / p / ".git")]
 
     def tracks_dir(self, rel_dir: str) -> bool:
         return self.index is not None and _has_entry_under(self.index, os.fsencode(rel_dir) + b"/")
