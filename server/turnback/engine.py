@@ -252,8 +252,7 @@ class Engine:
         return [
             KeptFile(s["path"], s["reason"])
             for s in end
-            if (s["path"], s["reason"]) not in before
-            and os.path.lexists(self.ws.root / s["path"])
+            if (s["path"], s["reason"]) not in before and os.path.lexists(self.ws.root / s["path"])
         ]
 
     def turn_json(self, timeline: Timeline, turn: TurnRecord) -> dict[str, Any]:

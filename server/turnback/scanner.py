@@ -22,14 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffOption, FileMode
+from pygit2.enums import DeltaStatus, DiffOption
 
 from .config import Settings
 from .errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
 from .gitpaths import path_is_ignored
 from .gitrefs import set_ref
+from .rawhash import file_mode, hash_path
 from .repository import WorkspaceRepo
 from .seedcheck import untrusted_entries
+from .specialfiles import SpecialFileWalk
 from .statcache import add_with_stat
 from .treeops import Entry, tree_with
 from .untracked import (
@@ -63,44 +65,6 @@ class Snapshot:
 
     tree: pygit2.Oid
     skipped: list[Skipped] = field(default_factory=list)
-
-
-def file_mode(st: os.stat_result) -> int:
-    if stat.S_ISLNK(st.st_mode):
-        return FileMode.LINK
-    return FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
-
-
-class SpecialFile(OSError):
-    """Not a regular file (a FIFO, socket or device): never read."""
-
-
-#: Files larger than this are streamed into the object database rather than read whole.
-STREAM_ABOVE = 32 << 20
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-
-
-def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid:
-    """Writes the file's exact bytes (a symlink's target) as a blob, with no filters.
-
-    libgit2's `create_blob_fromdisk` would apply the work tree's clean filters
-    (CRLF to LF, `ident`), so the file is read here. It is opened without blocking
-    and checked to be a regular file before a byte is read: a FIFO is never read.
-    """
-    if stat.S_ISLNK(st.st_mode):
-        return repo.create_blob(os.fsencode(os.readlink(full)))
-    if not stat.S_ISREG(st.st_mode):
-        raise SpecialFile(f"{full} is not a regular file")
-    fd = os.open(full, _OPEN_FLAGS)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SpecialFile(f"{full} is not a regular file")
-        with open(fd, "rb", closefd=False) as stream:
-            if st.st_size > STREAM_ABOVE:
-                return repo.create_blob_fromiobase(stream)
-            return repo.create_blob(stream.read())
-    finally:
-        os.close(fd)
 
 
 #: A capture whose files keep changing under it is retried this often, then refused.
@@ -286,6 +250,7 @@ class Scanner:
         plain = self.ws.shadow
         policy = self._policy(settings)
         report("Scanning the work tree", None)
+        specials = SpecialFileWalk(str(self.ws.root), settings.excluded_directories)
         deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
         check_cancel()
 
@@ -316,6 +281,8 @@ class Scanner:
                     if verdict is not IGNORED:
                         skipped[verdict.path] = verdict
 
+        for path in specials.result():
+            self._note_special(path, skipped)
         changed = {d.new_file.path for d in deltas}
         rules_changed = any(p.rpartition("/")[2] == ".gitignore" for p in changed)
         if not fresh and (not plain or rules_changed or settings != self._last_settings):
