@@ -124,6 +124,9 @@ class Scanner:
         #: The private index is a fresh copy of the user's (or empty): nothing in it is
         #: untracked, so there is nothing for new ignore rules to drop.
         self._seeded = False
+        #: Present from seeding until a full capture has hashed the untrusted seeded
+        #: entries again (seedcheck.py), so a capture that fails first still does it.
+        self._unverified = ws.state_dir / "index.unverified"
 
     def _private_index(self) -> pygit2.Index:
         if self._index is None:
@@ -166,6 +169,7 @@ class Scanner:
         self._tree = None
         self._index_path.unlink(missing_ok=True)
         self._seeded = True
+        self._unverified.touch()
         user = self.ws.user_index_path
         if user is not None and user.exists():
             shutil.copyfile(user, self._index_path)
@@ -255,7 +259,8 @@ class Scanner:
         check_cancel()
 
         skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
-        to_add: list[str] = self._untrusted(index) if fresh else []
+        verify = fresh or self._unverified.exists()
+        to_add: list[str] = self._untrusted(index) if verify else []
         for delta in deltas:
             path = delta.new_file.path
             if delta.status == DeltaStatus.DELETED:
@@ -308,6 +313,8 @@ class Scanner:
         self._anchor(tree)
         self._tree = tree
         index.write()
+        if verify:
+            self._unverified.unlink(missing_ok=True)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
     def _submodules(self) -> list[str]:
