@@ -111,6 +111,18 @@ def build_ident(tmp: Path) -> Path:
     return root
 
 
+def build_utf16(tmp: Path) -> Path:
+    """`working-tree-encoding`: git stores UTF-8, the disk holds UTF-16 with a BOM."""
+    root = make_repo(tmp / "repo", {".gitattributes": "*.u16 text working-tree-encoding=UTF-16\n"})
+    write(root, "a.u16", "héllo\n".encode("utf-16"))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "utf-16")
+    assert git(root, "cat-file", "-p", "HEAD:a.u16") == "héllo\n"  # git stores UTF-8
+    _checkout_again(root, "a.u16")
+    assert (root / "a.u16").read_bytes().startswith((b"\xff\xfe", b"\xfe\xff"))
+    return root
+
+
 _POINTER_FILTER = """
 import hashlib, os, sys
 mode, store = sys.argv[1], sys.argv[2]
@@ -288,6 +300,7 @@ CASES: dict[str, Case | pytest.param] = {
     ),
     "eol-crlf-attribute": Case(build_eol_crlf, edit("a.txt", b"one\r\nTWO\r\n")),
     "ident": Case(build_ident, lambda root: write(root, "a.c", b"/* $Id$ */\nint y;\n") and None),
+    "working-tree-encoding": Case(build_utf16, edit("a.u16", "hallo, agent\n".encode("utf-16"))),
     "pointer-filter": Case(build_pointer_filter, edit("model.bin", b"retrained weights\x00\x01")),
     "sparse-checkout": Case(
         build_sparse, both(edit("app/main.py", b"main v2\n"), edit("app/new.py", b"new\n"))
