@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_json, git, make_repo, write
+from conftest import cli_json, git, make_repo, run_cli, write
 
 MODES_XFAIL = pytest.mark.xfail(strict=True, reason="modes: branch i8-restore")
 
@@ -395,3 +395,17 @@ def test_turn_undo_redo_restores_disk_and_status(case: Case, tmp_path: Path):
     assert redone["turnsRedone"] == 1
     assert disk_state(root) == after
     assert status(root, case.plain) == after_status
+
+
+# Proves a sparse index (which libgit2 cannot read) gets one clear line naming the fix, exit
+# code 1 and nothing recorded, and that the fix it names makes capture work.
+def test_sparse_index_is_refused_with_the_fix_named(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"app/main.py": "main\n", "docs/guide.md": "guide\n"})
+    git(root, "sparse-checkout", "set", "--cone", "--sparse-index", "app")
+    done = run_cli(root, "capture")
+    assert done.returncode == 1
+    assert "sparse index" in done.stderr and "--no-sparse-index" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert git(root, "for-each-ref", "refs/turnback") == ""
+    git(root, "sparse-checkout", "init", "--no-sparse-index")
+    assert cli_json(root, "capture")["turn"] == 1

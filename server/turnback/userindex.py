@@ -14,6 +14,7 @@ import os
 import pygit2
 from pygit2 import C, ffi
 
+from .errors import UnsupportedRepository
 from .repository import WorkspaceRepo
 
 GITLINK = 0o160000
@@ -42,7 +43,7 @@ class UserIndex:
         self._stamp = stamp
         self.index, self._tree, self._submodules = None, None, None
         if st is not None and path is not None:
-            self.index = pygit2.Index(str(path))
+            self.index = _open(self.ws.repo, str(path))
         return True
 
     @property
@@ -85,6 +86,26 @@ class UserIndex:
 
     def tracks_dir(self, rel_dir: str) -> bool:
         return self.index is not None and _has_entry_under(self.index, os.fsencode(rel_dir) + b"/")
+
+
+def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
+    """The user's index, or a clear error for one libgit2 cannot read."""
+    try:
+        sparse = repo.config.get_bool("index.sparse")
+    except (KeyError, pygit2.GitError, ValueError):
+        sparse = False
+    if sparse:
+        raise UnsupportedRepository(
+            "This repository uses a sparse index (index.sparse=true), which turnback "
+            "cannot read. Turn it off with `git sparse-checkout init --no-sparse-index` "
+            "(the sparse checkout itself stays). Nothing was recorded."
+        )
+    try:
+        return pygit2.Index(path)
+    except pygit2.GitError as error:
+        raise UnsupportedRepository(
+            f"turnback cannot read this repository's index ({error}). Nothing was recorded."
+        ) from None
 
 
 # git writes index entries sorted by their path's bytes (whatever core.ignoreCase says),
