@@ -116,6 +116,12 @@ class WorkTreeChanging(RequestFailed):
     reason = "workTreeChanging"
 
 
+class UnsupportedRepository(RequestFailed):
+    """The repository uses a git feature libgit2 cannot read (a sparse index, say)."""
+
+    reason = "unsupportedRepository"
+
+
 class RestoreFailed(RequestFailed):
     """Writing files failed midway; what was written has been rolled back."""
 

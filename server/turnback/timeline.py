@@ -70,6 +70,8 @@ class TurnRecord:
     replaced: str | None = None
     #: The turns undone together with this one, as [oldest, newest] turn numbers.
     batch: list[int] | None = None
+    #: What the latest "after" capture left out (`skipped` is the "before" capture's).
+    after_skipped: list[dict[str, str]] | None = None
 
     @property
     def sealed(self) -> bool:
@@ -93,6 +95,10 @@ class TurnRecord:
         }
         if self.sealed_at:
             out["sealedAt"] = self.sealed_at
+        if self.sealed and self.after_skipped is not None:
+            # Each capture reports its own: once sealed, the "after" capture's.
+            out["skipped"] = self.after_skipped
+            out["skippedBefore"] = self.skipped
         return out
 
 
