@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -120,7 +120,7 @@ class RescuedVersion:
     def from_json(cls, data: Any) -> RescuedVersion:
         if isinstance(data, str):  # timelines written before rescued versions had details
             return cls(id=data[:16], commit=data, created_at="", reason=FORCED_REDO)
-        return cls(**data)
+        return cls(**_known_fields(cls, data))
 
     def to_json(self) -> dict[str, Any]:
         """The protocol's RescuedVersion."""
@@ -130,6 +130,12 @@ class RescuedVersion:
             "reason": self.reason,
             "files": self.files,
         }
+
+
+def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The keys `cls` has: a timeline a newer turnback wrote still loads (its extras dropped)."""
+    names = {f.name for f in fields(cls)}
+    return {key: value for key, value in data.items() if key in names}
 
 
 @dataclass
@@ -182,7 +188,7 @@ class Timeline:
     def from_json(cls, data: dict[str, Any]) -> Timeline:
         return cls(
             session=data["session"],
-            turns=[TurnRecord(**t) for t in data.get("turns", [])],
+            turns=[TurnRecord(**_known_fields(TurnRecord, t)) for t in data.get("turns", [])],
             next_turn=data.get("nextTurn", 1),
             updated_at=data.get("updatedAt", ""),
             last_capture_at=data.get("lastCaptureAt", ""),
