@@ -28,6 +28,7 @@ from .config import Settings
 from .errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
 from .gitpaths import path_is_ignored
 from .gitrefs import set_ref
+from .pygit2_internals import attach_repository
 from .rawhash import file_mode, hash_path
 from .repository import WorkspaceRepo
 from .seedcheck import untrusted_entries
@@ -156,8 +157,7 @@ class Scanner:
         if not self._index_path.exists():
             return None
         index = pygit2.Index(str(self._index_path))
-        # A standalone index reads and writes only its own file; diffing needs the repo.
-        index._repo = self.ws.repo
+        attach_repository(index, self.ws.repo)
         if index.conflicts is not None:
             for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
                 del index.conflicts[path]

@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 
 import pygit2
-from pygit2 import C, ffi
+
+from .pygit2_internals import entry_at, entry_path
 
 #: Index entry flags (git's CE_VALID, and CE_SKIP_WORKTREE in the extended flags).
 ASSUME_UNCHANGED = 0x8000
@@ -38,8 +39,8 @@ def _entries(index: pygit2.Index) -> list[tuple[str, int, int, int]]:
     """(path, flags, extended flags, mode) of every entry, read through the C structs."""
     out = []
     for position in range(len(index)):
-        entry = C.git_index_get_byindex(index._index, position)
-        path = os.fsdecode(ffi.string(entry.path))
+        entry = entry_at(index, position)
+        path = os.fsdecode(entry_path(entry))
         out.append((path, entry.flags, entry.flags_extended, entry.mode))
     return out
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 import pygit2
-from pygit2 import C, ffi
 
 from .errors import UnsupportedRepository
+from .pygit2_internals import entry_at, entry_path
 from .repository import WorkspaceRepo
 
 GITLINK = 0o160000
@@ -111,7 +111,7 @@ def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
 # git writes index entries sorted by their path's bytes (whatever core.ignoreCase says),
 # and an index opened on its own keeps that order.
 def _entry_path(index: pygit2.Index, position: int) -> bytes:
-    return ffi.string(C.git_index_get_byindex(index._index, position).path)
+    return entry_path(entry_at(index, position))
 
 
 def _has_entry_under(index: pygit2.Index, prefix: bytes) -> bool:
