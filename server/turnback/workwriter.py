@@ -8,7 +8,11 @@ target. Its name carries the restore's journal id, so after a crash `sweep`
 removes exactly the files that restore made and never a user's look-alike.
 No write follows a symlink: a symlinked directory on the way is replaced by a
 real directory (the caller has saved the symlink first), and nothing is ever
-written outside the root or into `.git`.
+written outside the root or into `.git`. A FIFO, socket or device is never opened,
+replaced or deleted (it cannot have been saved). A rewritten file keeps the permission
+bits the file on disk had, as editors do; only the exec bit follows the snapshot.
+Given the stamp its caller saw, a write or delete first checks that nothing changed the
+path since, so a user typing meanwhile is never overwritten.
 """
 
 from __future__ import annotations
@@ -36,6 +40,21 @@ def under_real_dirs(root: Path | str, path: str) -> bool:
         if os.path.islink(current) or not os.path.isdir(current):
             return False
     return True
+
+
+#: lstat fields that change whenever a file is written or replaced.
+Stamp = tuple[int, int, int, int, int]
+
+#: `expect` default: write without checking what is there.
+UNCHECKED: object = object()
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+class ChangedMeanwhile(OSError):
+    """The path changed since the caller looked (or is a special file): left alone."""
 
 
 class UnsafePath(ValueError):
@@ -112,17 +131,25 @@ class WorkWriter:
             os.mkdir(current)
         return current
 
-    def write(self, path: str, entry: Entry) -> None:
+    def write(self, path: str, entry: Entry, expect: Stamp | None | object = UNCHECKED) -> None:
+        """Puts `entry` at `path`; with `expect`, only if the path still has that stamp."""
         parts = check_path(path)
+        if expect is not UNCHECKED:
+            self._check_unchanged(path, expect)
         parent = self._prepare_parents(parts)
         target = parent / parts[-1]
+        existing = _lstat_or_none(target)
+        if existing is not None and _is_special(existing):
+            raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
         data = self.repo[pygit2.Oid(hex=entry.oid)].data
         staging = self._staging_dir()
-        temp = self._make_temp(staging or parent, entry, data)
+        temp = self._make_temp(staging or parent, entry, data, existing)
         try:
             if staging is not None:
                 _inherit_group(temp, parent)
             faults.step("file staged")
+            if expect is not UNCHECKED:
+                self._check_unchanged(path, expect)  # the last moment before the rename
             if os.path.isdir(target) and not os.path.islink(target):
                 os.rmdir(target)  # only an empty directory; a full one raises and rolls back
             try:
@@ -132,7 +159,7 @@ class WorkWriter:
                     raise
                 # A mount point below the root: stage next to the target instead.
                 os.unlink(temp)
-                temp = self._make_temp(parent, entry, data)
+                temp = self._make_temp(parent, entry, data, existing)
                 os.replace(temp, target)
             faults.step("file written")
         except BaseException:
@@ -140,7 +167,13 @@ class WorkWriter:
                 os.unlink(temp)
             raise
 
-    def _make_temp(self, folder: Path, entry: Entry, data: bytes) -> Path:
+    def _check_unchanged(self, path: str, expect: object) -> None:
+        if _current_stamp(self.root, path) != expect:
+            raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
+
+    def _make_temp(
+        self, folder: Path, entry: Entry, data: bytes, existing: os.stat_result | None
+    ) -> Path:
         temp = folder / self._temp_name()
         try:
             if entry.mode == FileMode.LINK:
@@ -149,15 +182,17 @@ class WorkWriter:
                 fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(data)
-                mode = 0o755 if entry.mode == FileMode.BLOB_EXECUTABLE else 0o644
-                os.chmod(temp, mode & ~_umask())
+                os.chmod(temp, restored_mode(existing, entry.mode == FileMode.BLOB_EXECUTABLE))
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)
             raise
         return temp
 
-    def delete(self, path: str, keep_dir: Callable[[str], bool]) -> None:
+    def delete(
+        self, path: str, keep_dir: Callable[[str], bool], expect: Stamp | None | object = UNCHECKED
+    ) -> None:
+        """Removes the file at `path`; with `expect`, only if it still has that stamp."""
         parts = check_path(path)
         target = self.root.joinpath(*parts)
         if not under_real_dirs(self.root, path):
@@ -168,6 +203,10 @@ class WorkWriter:
             return
         if stat.S_ISDIR(st.st_mode):
             return
+        if _is_special(st):
+            raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
+        if expect is not UNCHECKED and stamp_of(st) != expect:
+            raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
         os.unlink(target)
         faults.step("file deleted")
         self._prune_empty_dirs(parts[:-1], keep_dir)
@@ -183,6 +222,37 @@ class WorkWriter:
             except OSError:
                 return
             parts = parts[:-1]
+
+
+def restored_mode(existing: os.stat_result | None, executable: bool) -> int:
+    """The bits of the file being replaced with the snapshot's exec bit; for a new
+    file, git's default under the umask."""
+    if existing is None or not stat.S_ISREG(existing.st_mode):
+        return (0o755 if executable else 0o644) & ~_umask()
+    bits = stat.S_IMODE(existing.st_mode) & 0o777
+    if executable:
+        return bits | ((bits & 0o444) >> 2)  # executable wherever it is readable
+    return bits & ~0o111
+
+
+def _is_special(st: os.stat_result) -> bool:
+    """A FIFO, socket or device: never opened, replaced or deleted."""
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode))
+
+
+def _lstat_or_none(full: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(full)
+    except FileNotFoundError:
+        return None
+
+
+def _current_stamp(root: Path, path: str) -> Stamp | None:
+    """The stamp of what is at `path` now; None when nothing (or a directory) is there."""
+    if not under_real_dirs(root, path):
+        return None
+    st = _lstat_or_none(root.joinpath(*path.split("/")))
+    return stamp_of(st) if st is not None and not stat.S_ISDIR(st.st_mode) else None
 
 
 def sweep_staging(staging: Path) -> int:
