@@ -203,6 +203,9 @@ def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2
             result.kept.append(path)
     for path in _write_order({p: entry for p, (entry, _stamp) in back.items()}):
         entry, stamp = back[path]
+        if entry is not None and _in_the_way(writer.root, path):
+            result.kept.append(path)
+            continue
         try:
             if entry is None:
                 writer.delete(path, lambda d: is_dir_in(saved, d), expect=stamp)
@@ -215,6 +218,22 @@ def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2
             result.failed = result.failed or (path, error)
     result.kept.sort()
     return result
+
+
+def _in_the_way(root: os.PathLike | str, path: str) -> bool:
+    """Something a rollback did not write stands where it must write: a file or symlink
+    where a parent directory must be, or a directory with something in it. A rollback
+    never removes what it did not write (its own were deleted first)."""
+    current = os.fspath(root)
+    parts = path.split("/")
+    for part in parts[:-1]:
+        current = os.path.join(current, part)
+        if not os.path.lexists(current):
+            return False
+        if os.path.islink(current) or not os.path.isdir(current):
+            return True
+    full = os.path.join(current, parts[-1])
+    return os.path.isdir(full) and not os.path.islink(full) and bool(os.listdir(full))
 
 
 def _write_order(writes: dict[str, Entry | None]) -> list[str]:
