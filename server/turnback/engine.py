@@ -126,9 +126,10 @@ class Engine:
         if undone.kept:
             self._keep_reachable(intent.session, intent.saved)
         self.journal.end()
+        n = len(undone.restored)
         message = (
             f"turnback rolled back an interrupted {intent.operation} in session "
-            f"'{intent.session}': {len(undone.restored)} files put back as they were before it."
+            f"'{intent.session}': {n} file{'s' if n != 1 else ''} put back as before it."
         )
         if undone.kept:
             message += (
