@@ -35,6 +35,7 @@ async def test_failed_restore_rolls_back(client, repo: Path):
     data = json.loads(json.dumps(failure.value.data, default=lambda o: o._asdict()))
     assert data["reason"] == "restoreFailed"
     assert data["rolledBack"] is True and data["path"] == "data"
+    assert data["kept"] == []  # nobody changed a file while the undo ran
     assert read(repo, "README.md") == "agent readme\n"
     assert read(repo, "data/notes.txt") == "agent notes\n"
     assert read(repo, "data/cache.log") == "ignored, never touched\n"
