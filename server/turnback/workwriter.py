@@ -80,6 +80,9 @@ class WorkWriter:
         self.staging = staging
         self._temp_prefix = f".turnback-{tag}-"
         self._staging_ok: bool | None = None
+        #: Permission bits of the files this writer deleted: a rollback that brings one
+        #: back gives it its bits again.
+        self._deleted_bits: dict[str, int] = {}
 
     def _temp_name(self) -> str:
         return f"{self._temp_prefix}{uuid.uuid4().hex[:8]}.tmp"
@@ -128,6 +131,9 @@ class WorkWriter:
             # A symlink or a file where the snapshot has a directory: the caller planned
             # (and saved) its removal; never write through it.
             os.unlink(current)
+            if stat.S_ISREG(st.st_mode):
+                rel = current.relative_to(self.root).as_posix()
+                self._deleted_bits[rel] = stat.S_IMODE(st.st_mode) & 0o777
             os.mkdir(current)
         return current
 
@@ -141,9 +147,10 @@ class WorkWriter:
         existing = _lstat_or_none(target)
         if existing is not None and _is_special(existing):
             raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
+        bits = restored_mode(existing, self._deleted_bits.pop(path, None), entry.mode)
         data = self.repo[pygit2.Oid(hex=entry.oid)].data
         staging = self._staging_dir()
-        temp = self._make_temp(staging or parent, entry, data, existing)
+        temp = self._make_temp(staging or parent, entry, data, bits)
         try:
             if staging is not None:
                 _inherit_group(temp, parent)
@@ -159,7 +166,7 @@ class WorkWriter:
                     raise
                 # A mount point below the root: stage next to the target instead.
                 os.unlink(temp)
-                temp = self._make_temp(parent, entry, data, existing)
+                temp = self._make_temp(parent, entry, data, bits)
                 os.replace(temp, target)
             faults.step("file written")
         except BaseException:
@@ -171,9 +178,7 @@ class WorkWriter:
         if _current_stamp(self.root, path) != expect:
             raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
 
-    def _make_temp(
-        self, folder: Path, entry: Entry, data: bytes, existing: os.stat_result | None
-    ) -> Path:
+    def _make_temp(self, folder: Path, entry: Entry, data: bytes, bits: int) -> Path:
         temp = folder / self._temp_name()
         try:
             if entry.mode == FileMode.LINK:
@@ -182,7 +187,7 @@ class WorkWriter:
                 fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(data)
-                os.chmod(temp, restored_mode(existing, entry.mode == FileMode.BLOB_EXECUTABLE))
+                os.chmod(temp, bits)
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)
@@ -208,6 +213,8 @@ class WorkWriter:
         if expect is not UNCHECKED and stamp_of(st) != expect:
             raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
         os.unlink(target)
+        if stat.S_ISREG(st.st_mode):
+            self._deleted_bits[path] = stat.S_IMODE(st.st_mode) & 0o777
         faults.step("file deleted")
         self._prune_empty_dirs(parts[:-1], keep_dir)
 
@@ -224,12 +231,16 @@ class WorkWriter:
             parts = parts[:-1]
 
 
-def restored_mode(existing: os.stat_result | None, executable: bool) -> int:
-    """The bits of the file being replaced with the snapshot's exec bit; for a new
-    file, git's default under the umask."""
-    if existing is None or not stat.S_ISREG(existing.st_mode):
+def restored_mode(existing: os.stat_result | None, deleted_bits: int | None, mode: int) -> int:
+    """The bits of the file being replaced (or of the one this writer deleted there) with
+    the snapshot's exec bit; for a new file, git's default under the umask."""
+    executable = mode == FileMode.BLOB_EXECUTABLE
+    if existing is not None and stat.S_ISREG(existing.st_mode):
+        bits = stat.S_IMODE(existing.st_mode) & 0o777
+    elif existing is None and deleted_bits is not None:
+        bits = deleted_bits
+    else:
         return (0o755 if executable else 0o644) & ~_umask()
-    bits = stat.S_IMODE(existing.st_mode) & 0o777
     if executable:
         return bits | ((bits & 0o444) >> 2)  # executable wherever it is readable
     return bits & ~0o111

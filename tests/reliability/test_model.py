@@ -74,6 +74,8 @@ INITIAL = {
     "src/app.py": "print('v1')\n",
     ".gitignore": "*.log\nignored/\n",
 }
+#: Permission bits the initial files start with (git stores only the exec bit).
+INITIAL_BITS = {"README.md": 0o600, "src/app.py": 0o444}
 #: Paths the user and the agent touch. `d` and `d/e` are also file names, so files and
 #: directories replace each other; `*.log` and `ignored/` are ignored by .gitignore.
 POOL = [
@@ -391,6 +393,8 @@ class TurnbackMachine(RuleBasedStateMachine):
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="turnback-model-"))
         self.repo = make_repo(self.tmp / "repo", INITIAL)
+        for path, bits in INITIAL_BITS.items():  # what restores rewrite must keep its bits
+            os.chmod(self.full(path), bits)
         self.outside = self.tmp / "outside"
         (self.outside / "sub").mkdir(parents=True)
         (self.outside / "o.txt").write_text("outside, never touched\n")
@@ -487,7 +491,10 @@ class TurnbackMachine(RuleBasedStateMachine):
         full = self.full(path)
         if os.path.islink(full) or full.is_dir():
             self.clear(path)
+        new = not full.exists()
         full.write_bytes(content)
+        if new:  # new files get odd bits, which every restore that rewrites them must keep
+            os.chmod(full, BITS[len(content) % len(BITS)])
         mode = os.stat(full).st_mode
         os.chmod(full, mode | 0o111 if executable else mode & ~0o111)
 
@@ -859,6 +866,8 @@ class TurnbackMachine(RuleBasedStateMachine):
 
     def expect_bits(self, before: dict[str, int], written: dict, what: str) -> None:
         got, want = permission_bits(self.repo), bits_after_restore(before, written)
+        defaults = {0o644 & ~UMASK, 0o755 & ~UMASK}
+        self.bump("odd_bits_rewritten", sum(before.get(p, 0o644) not in defaults for p in written))
         if got != want:
             paths = sorted(p for p in got.keys() | want.keys() if got.get(p) != want.get(p))
             self.fail(
