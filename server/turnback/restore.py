@@ -108,12 +108,12 @@ def make_plan(
         if on_disk and (ignored(path) or target_ignored(path)):
             plan.kept.append(KeptFile(path, "ignored"))
             continue
+        if path in dirty or (check_conflicts and now != expected and now != target):
+            plan.conflicts.append(path)  # asked first, even when it would be kept below
         if target is not None and (blocker := _blocking_parent(root, path, moves, current)):
             # Something that is not ours to remove stands where a directory must be.
             plan.kept.append(KeptFile(path, "blocked", blocker))
             continue
-        if path in dirty or (check_conflicts and now != expected and now != target):
-            plan.conflicts.append(path)
         plan.writes[path] = target
         if target is None:
             plan.actions.append(FileAction(path, DELETED))
