@@ -80,9 +80,9 @@ class WorkWriter:
         self.staging = staging
         self._temp_prefix = f".turnback-{tag}-"
         self._staging_ok: bool | None = None
-        #: Permission bits of the files this writer deleted: a rollback that brings one
-        #: back gives it its bits again.
-        self._deleted_bits: dict[str, int] = {}
+        #: Permission bits each path had before this writer first replaced or deleted
+        #: it: a rollback puts back exactly those.
+        self._original_bits: dict[str, int] = {}
 
     def _temp_name(self) -> str:
         return f"{self._temp_prefix}{uuid.uuid4().hex[:8]}.tmp"
@@ -133,7 +133,7 @@ class WorkWriter:
             os.unlink(current)
             if stat.S_ISREG(st.st_mode):
                 rel = current.relative_to(self.root).as_posix()
-                self._deleted_bits[rel] = stat.S_IMODE(st.st_mode) & 0o777
+                self._original_bits.setdefault(rel, stat.S_IMODE(st.st_mode) & 0o777)
             os.mkdir(current)
         return current
 
@@ -147,7 +147,10 @@ class WorkWriter:
         existing = _lstat_or_none(target)
         if existing is not None and _is_special(existing):
             raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
-        bits = restored_mode(existing, self._deleted_bits.pop(path, None), entry.mode)
+        original = self._original_bits.get(path)
+        bits = restored_mode(existing, original, entry.mode)
+        if existing is not None and stat.S_ISREG(existing.st_mode):
+            self._original_bits.setdefault(path, stat.S_IMODE(existing.st_mode) & 0o777)
         data = self.repo[pygit2.Oid(hex=entry.oid)].data
         staging = self._staging_dir()
         temp = self._make_temp(staging or parent, entry, data, bits)
@@ -214,7 +217,7 @@ class WorkWriter:
             raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
         os.unlink(target)
         if stat.S_ISREG(st.st_mode):
-            self._deleted_bits[path] = stat.S_IMODE(st.st_mode) & 0o777
+            self._original_bits.setdefault(path, stat.S_IMODE(st.st_mode) & 0o777)
         faults.step("file deleted")
         self._prune_empty_dirs(parts[:-1], keep_dir)
 
@@ -231,14 +234,17 @@ class WorkWriter:
             parts = parts[:-1]
 
 
-def restored_mode(existing: os.stat_result | None, deleted_bits: int | None, mode: int) -> int:
-    """The bits of the file being replaced (or of the one this writer deleted there) with
-    the snapshot's exec bit; for a new file, git's default under the umask."""
+def restored_mode(existing: os.stat_result | None, original: int | None, mode: int) -> int:
+    """The bits of the file being replaced with the snapshot's exec bit, as editors do;
+    exactly the bits a path had before this writer first changed it when the exec bit
+    agrees (a rollback); for a new file, git's default under the umask."""
     executable = mode == FileMode.BLOB_EXECUTABLE
+    if original is not None and bool(original & stat.S_IXUSR) == executable:
+        return original
     if existing is not None and stat.S_ISREG(existing.st_mode):
         bits = stat.S_IMODE(existing.st_mode) & 0o777
-    elif existing is None and deleted_bits is not None:
-        bits = deleted_bits
+    elif existing is None and original is not None:
+        bits = original
     else:
         return (0o755 if executable else 0o644) & ~_umask()
     if executable:
