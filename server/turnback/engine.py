@@ -125,7 +125,7 @@ class Engine:
                 rolledBack=False,
                 saved=intent.saved,
             ) from failed
-        make_durable(self.ws.root)
+        make_durable(writer.touched)
         self.journal.end()
         self.recovered.append(
             f"turnback rolled back an interrupted {intent.operation} in session "

@@ -143,7 +143,7 @@ class Restorer:
                 rolledBack=failed.rolled_back,
                 saved=saved_commit,
             ) from failed
-        make_durable(engine.ws.root)
+        make_durable(writer.touched)
         try:
             engine.store.commit(timeline.session, prepared)
         except Busy:

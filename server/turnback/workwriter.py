@@ -24,6 +24,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from . import faults
+from .durability import Touched
 from .treeops import Entry
 
 
@@ -61,6 +62,8 @@ class WorkWriter:
         self.staging = staging
         self._temp_prefix = f".turnback-{tag}-"
         self._staging_ok: bool | None = None
+        #: What this writer changed on disk, for `durability.make_durable`.
+        self.touched = Touched()
 
     def _temp_name(self) -> str:
         return f"{self._temp_prefix}{uuid.uuid4().hex[:8]}.tmp"
@@ -103,6 +106,7 @@ class WorkWriter:
                 st = os.lstat(current)
             except FileNotFoundError:
                 os.mkdir(current)
+                self.touched.changed_entries_of(current.parent)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 continue
@@ -110,6 +114,7 @@ class WorkWriter:
             # (and saved) its removal; never write through it.
             os.unlink(current)
             os.mkdir(current)
+            self.touched.changed_entries_of(current.parent)
         return current
 
     def write(self, path: str, entry: Entry) -> None:
@@ -134,6 +139,7 @@ class WorkWriter:
                 os.unlink(temp)
                 temp = self._make_temp(parent, entry, data)
                 os.replace(temp, target)
+            self.touched.wrote(target)
             faults.step("file written")
         except BaseException:
             if os.path.lexists(temp):
@@ -169,6 +175,7 @@ class WorkWriter:
         if stat.S_ISDIR(st.st_mode):
             return
         os.unlink(target)
+        self.touched.changed_entries_of(target.parent)
         faults.step("file deleted")
         self._prune_empty_dirs(parts[:-1], keep_dir)
 
@@ -183,6 +190,7 @@ class WorkWriter:
             except OSError:
                 return
             parts = parts[:-1]
+            self.touched.changed_entries_of(self.root.joinpath(*parts))
 
 
 def sweep_staging(staging: Path) -> int:
