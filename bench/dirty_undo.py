@@ -150,6 +150,7 @@ def dirty_undo_block(bench: Any, engine: Any, options: Any, repeat: int) -> None
                     bench.add("undo.dirty_kernel_floor", floor)
                 bench.add(f"undo.dirty_{method}.{UNDO_FILES}", took_undo)
                 bench.add(f"redo.dirty_{method}.{UNDO_FILES}", took_redo)
+    shutil.rmtree(bench.work.parent / "dirty-floor", ignore_errors=True)
     bench.notes["dirtyUndo"] = {
         "ballastBytes": BALLAST_BYTES,
         "dirtyKiBBeforeUndo": dirty_seen,

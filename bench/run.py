@@ -1215,11 +1215,12 @@ def main() -> None:
     }
     result["targets"] = targets(bench, built["summary"])
     text = json.dumps(result, indent=1) + "\n"
-    (BENCH_DIR / f"{OUTPUT}.json").write_text(text)
+    if not TREE:  # results.json is the latest generated run, which report.py and plot.py read
+        (BENCH_DIR / f"{OUTPUT}.json").write_text(text)
     (BENCH_DIR / f"{OUTPUT}-{LABEL}.json").write_text(text)
     print_table(result)
     print(
-        f"\nwrote bench/{OUTPUT}.json and bench/{OUTPUT}-{LABEL}.json in "
+        f"\nwrote bench/{OUTPUT}-{LABEL}.json (and bench/{OUTPUT}.json unless a real tree) in "
         f"{result['durationSeconds']} s"
     )
     shutil.rmtree(DATA_DIR, ignore_errors=True)
