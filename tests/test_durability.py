@@ -7,6 +7,7 @@ files it wrote and the directories whose entries it changed, before its commit p
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -72,3 +73,14 @@ def test_make_durable_tolerates_files_gone_or_replaced(tmp_path: Path):
     touched.changed_entries_of(tmp_path / "no-such-dir")
     make_durable(touched)  # raises on any error it does not expect
     assert touched.dirs == {tmp_path, tmp_path / "no-such-dir"}
+
+
+# Proves a FIFO the user put where the restore wrote a file neither blocks nor fails the
+# flush (fsync of a FIFO is EINVAL): the restore's bytes are not there to flush.
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_make_durable_skips_a_fifo_put_in_place_of_a_written_file(tmp_path: Path):
+    os.mkfifo(tmp_path / "was-a-file")
+    touched = Touched()
+    touched.wrote(tmp_path / "was-a-file")
+    make_durable(touched)  # raised OSError(EINVAL) before the special-file check
+    assert touched.files == {tmp_path / "was-a-file"}

@@ -48,14 +48,23 @@ class Touched:
 
 def make_durable(touched: Touched) -> None:
     """Flushes the files and directory entries a restore changed to stable storage."""
-    for path in sorted(touched.files):
-        _flush_path(path, directory=False)
+    flushed_all = False
+    paths = [(path, False) for path in sorted(touched.files)]
     if not _WINDOWS:
-        for folder in sorted(touched.dirs, key=lambda p: -len(p.parts)):
-            _flush_path(folder, directory=True)
+        paths += [(p, True) for p in sorted(touched.dirs, key=lambda p: -len(p.parts))]
+    for path, directory in paths:
+        if not _flush_path(path, directory=directory) and not flushed_all:
+            # A path that cannot be opened or fsynced (a directory the user made
+            # unreadable, say): flush everything rather than leave it unflushed.
+            _flush_everything()
+            flushed_all = True
 
 
-def _flush_path(path: Path, *, directory: bool) -> None:
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENXIO)
+
+
+def _flush_path(path: Path, *, directory: bool) -> bool:
+    """Fsyncs `path`; False when it could not be flushed (and still exists)."""
     flags = os.O_RDONLY if not _WINDOWS else os.O_RDWR | getattr(os, "O_BINARY", 0)
     if not directory:
         # Never block on a FIFO a user put there since; never follow a symlink (a
@@ -64,13 +73,21 @@ def _flush_path(path: Path, *, directory: bool) -> None:
     try:
         fd = os.open(path, flags)
     except OSError as error:
-        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENXIO):
-            return  # gone or replaced since (by the user); nothing of the restore's is left
-        raise
+        # Gone or replaced since (by the user): nothing of the restore's is left there.
+        return error.errno in _GONE
     try:
         _fsync(fd)
+    except OSError as error:
+        return error.errno == errno.EINVAL  # a special file the user put there since
     finally:
         os.close(fd)
+    return True
+
+
+def _flush_everything() -> None:
+    sync = getattr(os, "sync", None)
+    if sync is not None:
+        sync()
 
 
 def _fsync(fd: int) -> None:
