@@ -22,8 +22,14 @@ def fmt(seconds: float) -> str:
     return f"{ms:,.0f}" if ms >= 100 else f"{ms:.1f}"
 
 
-def size_name(size: int) -> str:
+def size_name(size: int | str) -> str:
+    if isinstance(size, str):
+        return size  # a real tree: results-linux.json
     return f"{size // 1000}k" if size >= 1000 else str(size)
+
+
+def run_name(run: dict) -> str:
+    return run.get("repository", {}).get("tree") or size_name(run["size"])
 
 
 CAPTURE_ROWS = [
@@ -59,15 +65,14 @@ def main() -> None:
     if sys.argv[1:2] == ["--capture"]:
         capture_table([int(a) for a in sys.argv[2:]] or [1000, 10000, 30000, 100000, 300000])
         return
-    sizes = [int(a) for a in sys.argv[1:]] or [10000, 100000]
+    sizes: list[int | str] = [int(a) if a.isdigit() else a for a in sys.argv[1:]]
+    sizes = sizes or [10000, 100000]
     runs = [json.loads((BENCH_DIR / f"results-{s}.json").read_text()) for s in sizes]
     labels: dict[str, str] = {}
     for run in runs:
         for row in run["rows"]:
             labels.setdefault(row["name"], row["label"])
-    head = "| figure | " + " | ".join(
-        f"{size_name(r['size'])} p50 ms | p95 ms | × (a)" for r in runs
-    )
+    head = "| figure | " + " | ".join(f"{run_name(r)} p50 ms | p95 ms | × (a)" for r in runs)
     print(head + " |")
     print("|---|" + "---:|---:|---:|" * len(runs))
     for name, label in labels.items():
@@ -83,7 +88,7 @@ def main() -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
     for run in runs:
         print(
-            f"\n{size_name(run['size'])}: {run['command']}; {run['repeat']} samples "
+            f"\n{run_name(run)}: {run['command']}; {run['repeat']} samples "
             f"(fewer where shown in brackets); load average {run['loadStart']} at the start, "
             f"{run['loadEnd']} at the end; {run['durationSeconds']} s; turnback "
             f"{run.get('turnback', {}).get('commit', '?')[:7]}."

@@ -9,7 +9,12 @@ Environment:
     BENCH_REPEAT    timed samples per figure (default: 7 up to 20k files, else 5); the
                     1000-file figures and the diff take (BENCH_REPEAT + 1) // 2, at least 3
     BENCH_COLD_REPEAT  samples of the cold first capture (default: 3 up to 20k, else 2)
-    BENCH_SECTIONS  comma-separated subset of: floor,cold,capture,undo,diff,rss,growth,cli
+    BENCH_SECTIONS  comma-separated subset of: floor,cold,capture,undo,diff,rss,growth,cli,
+                    hook,dirtyundo
+    BENCH_TREE      linux: run on the Linux 6.1 sources of Debian's linux-source-6.1 (a
+                    real tree of 78k files, bench/real_tree.py) instead of a generated one;
+                    the diff section then diffs an 11-file turn of real C files
+    BENCH_DIRTY_MIB unrelated dirty data written before each dirtyundo sample (default 1024)
                     (default: all of them)
     BENCH_GROWTH_TURNS  turns in the storage benchmark (default 100)
     BENCH_KEEP      1 keeps the scratch work tree and shadow repository after the run
@@ -48,19 +53,37 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 
+from dirty_undo import UNDO_FILES, dirty_undo_block  # noqa: E402
 from generate import GIT_ENV as _GENERATOR_GIT_ENV  # noqa: E402
 from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
+from git_storage import GitCommitPerTurn  # noqa: E402
 from hook import HOOK_CHANGED, hook_block  # noqa: E402
+from real_tree import c_sources, edit_c_file, linux_repo  # noqa: E402
 
 #: The git CLI of the baselines: the generator's environment without its fixed dates, so
 #: that every baseline commit is a new object, as every turnback snapshot is.
 GIT_ENV = {k: v for k, v in _GENERATOR_GIT_ENV.items() if not k.endswith("_DATE")}
 
-SIZE = int(os.environ.get("BENCH_SIZE", "10000"))
+TREE = os.environ.get("BENCH_TREE", "")
+#: Tracked files: the generated repository's size, or the real tree's (for the defaults).
+SIZE = int(os.environ.get("BENCH_SIZE", "78311" if TREE == "linux" else "10000"))
+#: The name of this run's scratch copies and result files.
+LABEL = TREE or str(SIZE)
 SEED = int(os.environ.get("BENCH_SEED", "1"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "7" if SIZE <= 20000 else "5"))
 COLD_REPEAT = int(os.environ.get("BENCH_COLD_REPEAT", "3" if SIZE <= 20000 else "2"))
-ALL_SECTIONS = ("floor", "cold", "capture", "undo", "diff", "rss", "growth", "cli", "hook")
+ALL_SECTIONS = (
+    "floor",
+    "cold",
+    "capture",
+    "undo",
+    "diff",
+    "rss",
+    "growth",
+    "cli",
+    "hook",
+    "dirtyundo",
+)
 SECTIONS = tuple(
     s.strip() for s in os.environ.get("BENCH_SECTIONS", ",".join(ALL_SECTIONS)).split(",") if s
 )
@@ -78,6 +101,8 @@ def repeats(changed: int) -> int:
 
 RESTORED = (10, 1000)
 DIFF_FILES = 50
+#: The diff figure's name: the generated turn (50 files x ~2000 lines) or the real one.
+DIFF_NAME = "11_real" if TREE else "50x2000"
 
 # The turnback processes: private data directory, no git identity, no global git config.
 DATA_DIR = Path(tempfile.mkdtemp(prefix="turnback-bench-data-"))
@@ -234,9 +259,12 @@ class Bench:
         self.samples: dict[str, list[float]] = {}
         self.notes: dict[str, Any] = {}
         self.load: dict[str, list[float]] = {}
-        self.src, self.repo_stats = cached_repo(SIZE, SEED, log=log)
-        self.work = REPOS_DIR / f"run-{SIZE}-s{SEED}"
-        self.shadow = REPOS_DIR / f"shadow-{SIZE}-s{SEED}.git"
+        if TREE == "linux":
+            self.src, self.repo_stats = linux_repo(log=log)
+        else:
+            self.src, self.repo_stats = cached_repo(SIZE, SEED, log=log)
+        self.work = REPOS_DIR / f"run-{LABEL}-s{SEED}"
+        self.shadow = REPOS_DIR / f"shadow-{LABEL}-s{SEED}.git"
         self.touched: set[str] = set()
         self.tag = 0
         rng = random.Random(SEED)
@@ -250,6 +278,8 @@ class Bench:
             and "/file_" in line
             and not line.split("\t", 1)[1].startswith("src/big/")
         )
+        if TREE == "linux":
+            pool = c_sources(tracked)
         self.changed_pool = rng.sample(pool, min(1000, len(pool)))
         self.undo_pool = rng.sample(pool, min(1000, len(pool)))
         self.growth_pool = pool
@@ -449,7 +479,7 @@ class Bench:
                     result = await server.call("snapshot/diff", {"turn": turn})
                     took = time.perf_counter() - start
                     if measured:
-                        self.add("diff.lsp.50x2000", took)
+                        self.add(f"diff.lsp.{DIFF_NAME}", took)
                 self.notes["diffFiles"] = len(result["files"])
                 self.notes["diffLines"] = sum(
                     f["additions"] + f["deletions"] for f in result["files"]
@@ -516,8 +546,19 @@ class Bench:
         self.restore()
 
     async def diff_turn(self, call: Callable[[str, dict], Any]) -> int:
-        """A sealed turn that changed 50 files of ~2,000 lines (10 hunks of 10 lines each)."""
+        """A sealed turn that changed 50 files of ~2,000 lines (10 hunks of 10 lines each);
+        on the real tree, 10 C files edited (a few lines each) and one new file."""
         await call("snapshot/capture", {"label": "diff turn"})
+        if TREE:
+            for rel in self.undo_pool[-10:]:
+                (self.work / rel).write_bytes(edit_c_file(self.original(rel), 1))
+                self.touched.add(rel)
+            (self.work / "drivers" / "bench_agent_new.c").write_bytes(
+                edit_c_file(self.original(self.undo_pool[-11]), 2)
+            )
+            sealed = await call("snapshot/capture", {"phase": "after"})
+            (self.work / "drivers" / "bench_agent_new.c").unlink()
+            return sealed["turn"]
         for rel in self.big_files:
             lines = self.original(rel).split(b"\n")
             step = len(lines) // 10
@@ -572,6 +613,9 @@ class Bench:
                         self.add(f"redo.engine.{n}", took_redo)
                 log(f"  undo/redo in process, {n} files: done")
             self.restore()
+        if "dirtyundo" in SECTIONS:
+            dirty_undo_block(self, engine, RestoreOptions(), REPEAT)
+            log("  undo/redo with 1 GiB of unrelated dirty data: done")
         if "diff" in SECTIONS:
             self.mark_load("diff.engine")
 
@@ -584,7 +628,7 @@ class Bench:
                 engine.diff(turn=turn)
                 took = time.perf_counter() - start
                 if measured:
-                    self.add("diff.engine.50x2000", took)
+                    self.add(f"diff.engine.{DIFF_NAME}", took)
             self.restore()
         if "cli" in SECTIONS:
             self.mark_load("cli")
@@ -687,6 +731,9 @@ class Bench:
             git(self.work, "gc", "-q", "--prune=now")
             full_before = self.odb_usage()["packBytes"]
         before = self.odb_usage()
+        mirror = GitCommitPerTurn(self.work, REPOS_DIR / f"gitcommit-{LABEL}.git", GIT_ENV)
+        mirror.start()
+        git_seconds = 0.0
         rng = random.Random(SEED + 7)
         edit_bytes = 0
         content_bytes = 0
@@ -708,8 +755,13 @@ class Bench:
                 current[rel] = data
                 content_bytes += len(data)
                 content_ids.add(git_blob_id(data))
+            # git first: a blob turnback wrote already would be borrowed, not written.
+            git_started = time.perf_counter()
+            mirror.commit_turn(turn)
+            git_seconds += time.perf_counter() - git_started
             engine.capture(session="growth", phase="after")
-        took = time.perf_counter() - start
+        took = time.perf_counter() - start - git_seconds
+        git_growth = {**mirror.finish(), "seconds": git_seconds}
         after = self.odb_usage()
         new = sorted(set(after["loose"]) - set(before["loose"]))
         loose_growth = sum(after["loose"][o] for o in new)
@@ -732,6 +784,7 @@ class Bench:
             "repackGrowthBytes": packed_growth,
             "leftLooseAfterRepack": len(repacked["loose"]),
             "objects": kinds,
+            "gitCommitPerTurn": git_growth,
         }
         if FULL_GC and full_before is not None:
             git(self.work, "gc", "-q", "--prune=now")
@@ -901,6 +954,39 @@ ROWS: list[tuple[str, str, str | None]] = [
     ("redo.engine.1000", "redo in process, 1000 files", None),
     ("diff.lsp.50x2000", "snapshot/diff over LSP, 50 files x ~2000 lines", None),
     ("diff.engine.50x2000", "diff in process, 50 files x ~2000 lines", None),
+    ("diff.lsp.11_real", "snapshot/diff over LSP, real turn: 10 C files + 1 new", None),
+    ("diff.engine.11_real", "diff in process, real turn: 10 C files + 1 new", None),
+    (
+        f"undo.dirty_files.{UNDO_FILES}",
+        f"undo in process, {UNDO_FILES} files, 1 GiB dirty: fsync written (now)",
+        None,
+    ),
+    (
+        f"undo.dirty_syncfs.{UNDO_FILES}",
+        f"undo in process, {UNDO_FILES} files, 1 GiB dirty: syncfs (before)",
+        None,
+    ),
+    (
+        f"undo.dirty_files_flush.{UNDO_FILES}",
+        "  of which make_durable (fsync of the files written and their directories)",
+        None,
+    ),
+    (
+        f"undo.dirty_syncfs_flush.{UNDO_FILES}",
+        "  of which make_durable, the syncfs before",
+        None,
+    ),
+    ("undo.dirty_kernel_floor", "1 GiB dirty: write+rename+fsync of one 4 KiB file (floor)", None),
+    (
+        f"redo.dirty_files.{UNDO_FILES}",
+        f"redo in process, {UNDO_FILES} files, 1 GiB dirty: fsync written (now)",
+        None,
+    ),
+    (
+        f"redo.dirty_syncfs.{UNDO_FILES}",
+        f"redo in process, {UNDO_FILES} files, 1 GiB dirty: syncfs (before)",
+        None,
+    ),
 ]
 
 
@@ -971,6 +1057,16 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
                     t <= 0.150 if n == 10 else None,
                     "" if n == 10 else "the target is stated for a small turn; shown for growth",
                 )
+    for op in ("undo", "redo"):
+        now, before = p50(f"{op}.dirty_files.{UNDO_FILES}"), p50(f"{op}.dirty_syncfs.{UNDO_FILES}")
+        if now is not None and before is not None:
+            dirty = bench.notes.get("dirtyUndo", {}).get("dirtyKiBBeforeUndo", [])
+            target(
+                f"{op} p50 <= 150 ms ({UNDO_FILES} files) with >= 1 GiB unrelated data dirty",
+                f"{now * 1000:.0f} ms (syncfs, before: {before * 1000:.0f} ms); Dirty before "
+                f"each undo {min(dirty, default=0) // 1024}-{max(dirty, default=0) // 1024} MiB",
+                now <= 0.150,
+            )
     cold = p50("cold.lsp")
     a0 = p50("capture.baseline_a.0")
     if cold is not None and a0:
@@ -988,6 +1084,9 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
     d = p50("diff.lsp.50x2000")
     if d is not None:
         target("diff of the 50-file turn <= 200 ms (over LSP)", f"{d * 1000:.0f} ms", d <= 0.2)
+    d = p50("diff.lsp.11_real")
+    if d is not None:
+        target("diff of the real 11-file turn <= 100 ms (over LSP)", f"{d * 1000:.0f} ms", d <= 0.1)
     g = bench.notes.get("growth")
     if g:
         loose = g["looseGrowthBytes"] / g["editBytes"]
@@ -999,6 +1098,13 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
             f"{g['repackGrowthBytes'] / 1024:.0f} KiB = {packed:.1f}x the "
             f"{g['editBytes'] / 1024:.1f} KiB of edited lines",
             packed <= 2,
+        )
+        git_packed = g["gitCommitPerTurn"]["repackGrowthBytes"]
+        target(
+            "storage <= 1.2x what `git add -A && git commit` per turn adds (after repack -d)",
+            f"turnback {g['repackGrowthBytes'] / 1024:.0f} KiB, git {git_packed / 1024:.0f} KiB "
+            f"= {g['repackGrowthBytes'] / max(git_packed, 1):.2f}x",
+            g["repackGrowthBytes"] <= 1.2 * git_packed,
         )
         target(
             "nothing written for unchanged files",
@@ -1012,7 +1118,8 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
 
 
 def print_table(result: dict[str, Any]) -> None:
-    print(f"\nturnback benchmarks: {SIZE} tracked files, seed {SEED}, {REPEAT} samples")
+    tree = f"{TREE} tree ({result['repository']})" if TREE else f"seed {SEED}"
+    print(f"\nturnback benchmarks: {SIZE} tracked files, {tree}, {REPEAT} samples")
     print(f"turnback commit {result['turnback'].get('commit', '?')[:12]}")
     print(f"load average at start/end: {result['loadStart']} / {result['loadEnd']}\n")
     print(f"{'figure':<58} {'p50 ms':>9} {'p95 ms':>9} {'n':>3} {'x (a)':>7}")
@@ -1029,6 +1136,8 @@ def print_table(result: dict[str, Any]) -> None:
         print(f"inotify watches held by the server: {notes['serverInotifyWatches']}")
     if "privateIndexBeforeLate" in notes:
         print(f"turnback's private index late in the session: {notes['privateIndexBeforeLate']}")
+    if "dirtyUndo" in notes:
+        print(f"unrelated dirty data before the undo/redo samples: {notes['dirtyUndo']}")
     if "serverRss" in notes:
         print(f"server memory (KiB): {notes['serverRss']}")
         timeline = notes.get("serverRssTimeline", {})
@@ -1044,6 +1153,11 @@ def print_table(result: dict[str, Any]) -> None:
             f"{g['looseGrowthBytes']} B in {g['newLooseObjects']} objects; after repack -d "
             f"{g['repackGrowthBytes']} B"
             + (f"; after full gc {g['fullGcGrowthBytes']} B" if "fullGcGrowthBytes" in g else "")
+        )
+        gc = g["gitCommitPerTurn"]
+        print(
+            f"  git add -A && git commit per turn, same changes: loose {gc['looseGrowthBytes']} B, "
+            f"after repack -d {gc['repackGrowthBytes']} B"
         )
         for kind, v in sorted(g["objects"].get("byKind", {}).items()):
             print(
@@ -1101,17 +1215,19 @@ def main() -> None:
     }
     result["targets"] = targets(bench, built["summary"])
     text = json.dumps(result, indent=1) + "\n"
-    (BENCH_DIR / f"{OUTPUT}.json").write_text(text)
-    (BENCH_DIR / f"{OUTPUT}-{SIZE}.json").write_text(text)
+    if not TREE:  # results.json is the latest generated run, which report.py and plot.py read
+        (BENCH_DIR / f"{OUTPUT}.json").write_text(text)
+    (BENCH_DIR / f"{OUTPUT}-{LABEL}.json").write_text(text)
     print_table(result)
     print(
-        f"\nwrote bench/{OUTPUT}.json and bench/{OUTPUT}-{SIZE}.json in "
+        f"\nwrote bench/{OUTPUT}-{LABEL}.json (and bench/{OUTPUT}.json unless a real tree) in "
         f"{result['durationSeconds']} s"
     )
     shutil.rmtree(DATA_DIR, ignore_errors=True)
     if os.environ.get("BENCH_KEEP") != "1":  # the scratch copies; the cache stays
         shutil.rmtree(bench.work, ignore_errors=True)
         shutil.rmtree(bench.shadow, ignore_errors=True)
+        shutil.rmtree(REPOS_DIR / f"gitcommit-{LABEL}.git", ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import pytest
 from turnback import fswatch, native
 
 
-# TURNBACK_PORTABLE=1 turns inotify and syncfs off, so `make test`'s portable run means it.
+# TURNBACK_PORTABLE=1 turns inotify off, so `make test`'s portable run means it.
 def test_portable_mode_switches_off_the_linux_accelerations(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TURNBACK_PORTABLE", "1")
     assert native.linux_libc() is None

@@ -1,34 +1,102 @@
-"""Making writes durable before a restore is declared done.
+"""Making a restore's writes durable before it is declared done.
 
 Git objects and refs are fsynced by libgit2 (enabled on import of this
-module). Work-tree files are written by rename without a per-file fsync;
-one syncfs of their file system before the timeline's commit point flushes
-them all at once, so a power loss can never leave a committed restore whose
-files are still only in the page cache.
+module). Work-tree files are written by rename without an fsync at write
+time; the writer records what it changed (`Touched`), and `make_durable`
+fsyncs exactly those files and the directories whose entries changed
+(renames, creates, deletes) before the timeline's commit point. So a power
+loss can never leave a committed restore whose files are still only in the
+page cache, and the cost follows the files the restore wrote, never the
+unrelated data other programs left dirty in the same file system (a flush of
+the whole file system, `syncfs`, waited for an agent's build output too).
+This is also the portable path: Windows cannot fsync a directory, so
+directories are skipped there; macOS gets `F_FULLFSYNC`, its real flush.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import Option
 
-from .native import linux_libc
-
 pygit2.option(Option.ENABLE_FSYNC_GITDIR, True)
 
+_WINDOWS = os.name == "nt"
 
-def make_durable(root: Path) -> None:
-    """Flushes the file system holding `root` (all of it where syncfs is missing)."""
-    syncfs = getattr(linux_libc(), "syncfs", None)
-    if syncfs is None:
-        os.sync()
-        return
-    fd = os.open(root, os.O_RDONLY)
+
+@dataclass
+class Touched:
+    """What a restore changed on disk: files it wrote, directories whose entries changed."""
+
+    files: set[Path] = field(default_factory=set)
+    dirs: set[Path] = field(default_factory=set)
+
+    def wrote(self, path: Path) -> None:
+        """A file (or symlink) renamed into place: its bytes and its directory entry."""
+        self.files.add(path)
+        self.dirs.add(path.parent)
+
+    def changed_entries_of(self, folder: Path) -> None:
+        """A name created, removed or replaced in `folder`."""
+        self.dirs.add(folder)
+
+
+def make_durable(touched: Touched) -> None:
+    """Flushes the files and directory entries a restore changed to stable storage."""
+    flushed_all = False
+    paths = [(path, False) for path in sorted(touched.files)]
+    if not _WINDOWS:
+        paths += [(p, True) for p in sorted(touched.dirs, key=lambda p: -len(p.parts))]
+    for path, directory in paths:
+        if not _flush_path(path, directory=directory) and not flushed_all:
+            # A path that cannot be opened or fsynced (a directory the user made
+            # unreadable, say): flush everything rather than leave it unflushed.
+            _flush_everything()
+            flushed_all = True
+
+
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENXIO)
+
+
+def _flush_path(path: Path, *, directory: bool) -> bool:
+    """Fsyncs `path`; False when it could not be flushed (and still exists)."""
+    flags = os.O_RDONLY if not _WINDOWS else os.O_RDWR | getattr(os, "O_BINARY", 0)
+    if not directory:
+        # Never block on a FIFO a user put there since; never follow a symlink (a
+        # symlink's own target is made durable with its directory's entry).
+        flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        if syncfs(fd) != 0:
-            os.sync()
+        fd = os.open(path, flags)
+    except OSError as error:
+        # Gone or replaced since (by the user): nothing of the restore's is left there.
+        return error.errno in _GONE
+    try:
+        _fsync(fd)
+    except OSError as error:
+        return error.errno == errno.EINVAL  # a special file the user put there since
     finally:
         os.close(fd)
+    return True
+
+
+def _flush_everything() -> None:
+    sync = getattr(os, "sync", None)
+    if sync is not None:
+        sync()
+
+
+def _fsync(fd: int) -> None:
+    if sys.platform == "darwin":
+        import fcntl
+
+        try:
+            fcntl.fcntl(fd, fcntl.F_FULLFSYNC)  # macOS's fsync leaves the drive's cache
+            return
+        except OSError:
+            pass  # a file system without it: the plain fsync below
+    os.fsync(fd)

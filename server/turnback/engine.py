@@ -126,7 +126,7 @@ class Engine:
                 saved=intent.saved,
                 kept=undone.kept,
             )
-        make_durable(self.ws.root)
+        make_durable(writer.touched)
         if undone.kept:
             self._keep_reachable(intent.session, intent.saved, undone.kept)
         self.journal.end()

@@ -1,8 +1,8 @@
-"""The Linux-only accelerations (inotify, syncfs) and the switch that turns them off.
+"""The Linux-only accelerations (inotify) and the switch that turns them off.
 
 Everything else in turnback is portable. `TURNBACK_PORTABLE=1` makes every caller take
-the path macOS and Windows take (full scans instead of a watcher, fsync instead of
-syncfs), so the test suite exercises those paths on Linux too.
+the path macOS and Windows take (full scans instead of a watcher), so the test suite
+exercises those paths on Linux too.
 """
 
 from __future__ import annotations
@@ -29,5 +29,5 @@ def _load_libc() -> ctypes.CDLL | None:
 
 
 def linux_libc() -> ctypes.CDLL | None:
-    """The C library for inotify and syncfs, or None where they must not be used."""
+    """The C library for inotify, or None where they must not be used."""
     return None if portable_mode() else _load_libc()

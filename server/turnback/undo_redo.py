@@ -142,7 +142,7 @@ class Restorer:
                 saved=saved_commit,
                 kept=failed.kept,
             ) from failed
-        make_durable(engine.ws.root)
+        make_durable(writer.touched)
         try:
             engine.store.commit(timeline.session, prepared)
         except Busy:

@@ -28,6 +28,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from . import faults
+from .durability import Touched
 from .treeops import Entry
 
 
@@ -83,6 +84,8 @@ class WorkWriter:
         #: Permission bits each path had before this writer first replaced or deleted
         #: it: a rollback puts back exactly those.
         self._original_bits: dict[str, int] = {}
+        #: What this writer changed on disk, for `durability.make_durable`.
+        self.touched = Touched()
 
     def _temp_name(self) -> str:
         return f"{self._temp_prefix}{uuid.uuid4().hex[:8]}.tmp"
@@ -125,6 +128,7 @@ class WorkWriter:
                 st = os.lstat(current)
             except FileNotFoundError:
                 os.mkdir(current)
+                self.touched.changed_entries_of(current.parent)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 continue
@@ -135,6 +139,7 @@ class WorkWriter:
                 rel = current.relative_to(self.root).as_posix()
                 self._original_bits.setdefault(rel, stat.S_IMODE(st.st_mode) & 0o777)
             os.mkdir(current)
+            self.touched.changed_entries_of(current.parent)
         return current
 
     def write(self, path: str, entry: Entry, expect: Stamp | None | object = UNCHECKED) -> None:
@@ -171,6 +176,7 @@ class WorkWriter:
                 os.unlink(temp)
                 temp = self._make_temp(parent, entry, data, bits)
                 os.replace(temp, target)
+            self.touched.wrote(target)
             faults.step("file written")
         except BaseException:
             if os.path.lexists(temp):
@@ -218,6 +224,7 @@ class WorkWriter:
         os.unlink(target)
         if stat.S_ISREG(st.st_mode):
             self._original_bits.setdefault(path, stat.S_IMODE(st.st_mode) & 0o777)
+        self.touched.changed_entries_of(target.parent)
         faults.step("file deleted")
         self._prune_empty_dirs(parts[:-1], keep_dir)
 
@@ -232,6 +239,7 @@ class WorkWriter:
             except OSError:
                 return
             parts = parts[:-1]
+            self.touched.changed_entries_of(self.root.joinpath(*parts))
 
 
 def restored_mode(existing: os.stat_result | None, original: int | None, mode: int) -> int:
