@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from turnback import fswatch, native
+from turnback.daemon import client
 
 
 # TURNBACK_PORTABLE=1 turns inotify off, so `make test`'s portable run means it.
@@ -16,6 +17,8 @@ def test_portable_mode_switches_off_the_linux_accelerations(monkeypatch: pytest.
     assert not fswatch.available()
     with pytest.raises(OSError):
         fswatch.Watcher("/", lambda _rel: False)
+    monkeypatch.setenv("TURNBACK_DAEMON", "on")
+    assert client.mode() == "off"  # no SO_PEERCRED off Linux: hooks capture in process
 
 
 # Without the switch, Linux uses inotify (the watcher tests rely on it).

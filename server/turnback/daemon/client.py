@@ -44,6 +44,15 @@ class RemoteError(TurnbackError):
 
 
 def mode() -> str:
+    """"on", "no-start" or "off"; off where the channel's checks are not available.
+
+    The daemon needs Unix sockets and SO_PEERCRED (Linux): macOS and Windows, and the
+    portable mode that stands in for them (`TURNBACK_PORTABLE=1`), capture in process.
+    """
+    if not (hasattr(socket, "AF_UNIX") and hasattr(socket, "SO_PEERCRED")):
+        return "off"
+    if os.environ.get("TURNBACK_PORTABLE", "") not in ("", "0"):
+        return "off"
     value = os.environ.get(DAEMON_ENV, "").strip().lower()
     if value in ("off", "0", "false", "no"):
         return "off"
