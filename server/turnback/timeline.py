@@ -158,9 +158,6 @@ class Timeline:
     def undone(self) -> list[TurnRecord]:
         return [t for t in self.turns if t.state == UNDONE]
 
-    def by_number(self, number: int) -> TurnRecord | None:
-        return next((t for t in self.turns if t.turn == number), None)
-
     def next_after(self, turn: TurnRecord) -> TurnRecord | None:
         later = [t for t in self.turns if t.turn > turn.turn]
         return later[0] if later else None
