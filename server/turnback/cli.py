@@ -75,8 +75,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _turn_line(turn: dict[str, Any]) -> str:
     state = "" if turn["state"] == "active" else " (undone)"
-    sealed = " sealed" if turn["sealed"] else ""
-    return f"  {turn['turn']:>4}  {turn['createdAt']}  {turn['label']}{state}{sealed}"
+    progress = turn.get("progress") or ("sealed" if turn["sealed"] else "")
+    return f"  {turn['turn']:>4}  {turn['createdAt']}  {turn['label']}{state} {progress}".rstrip()
 
 
 def _print_human(command: str, result: dict[str, Any]) -> None:
@@ -102,6 +102,12 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
         )
         for turn in result["turns"]:
             print(_turn_line(turn))
+        if result.get("running"):
+            run = result["running"]
+            print(
+                f"Turn {run['turn']} is running ({run['harness']} session "
+                f"{run['harnessSession']}, last change {run['secondsSinceChange']:.0f} s ago)"
+            )
         others = [s["id"] for s in result["sessions"] if s["id"] != result["session"]]
         if others:
             print("Other sessions: " + ", ".join(others))
@@ -118,10 +124,26 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
         print(result["message"])
 
 
+def _env_settings() -> Any:
+    """Settings from `TURNBACK_SETTINGS` (the JSON an editor would send), else the defaults."""
+    from .config import settings_from_json
+
+    raw = os.environ.get("TURNBACK_SETTINGS")
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        print("turnback: TURNBACK_SETTINGS is not JSON; using the defaults", file=sys.stderr)
+        data = None
+    settings, warnings = settings_from_json(data)
+    for warning in warnings:
+        print(f"turnback: {warning}", file=sys.stderr)
+    return settings
+
+
 def run_command(args: argparse.Namespace) -> dict[str, Any]:
     from .engine import Engine
 
-    engine = Engine(os.path.abspath(args.workspace))
+    engine = Engine(os.path.abspath(args.workspace), _env_settings())
     try:
         return _dispatch(engine, args)
     finally:

@@ -63,6 +63,8 @@ class TurnRecord:
     replaced: str | None = None
     #: The turns undone together with this one, as [oldest, newest] turn numbers.
     batch: list[int] | None = None
+    #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.
+    interrupted: str | None = None
 
     @property
     def sealed(self) -> bool:
