@@ -107,6 +107,7 @@ describe('settings', () => {
             'turnback.codeLens',
             'turnback.snapshotFileLimit',
             'turnback.captureByteLimit',
+            'turnback.turnQuietPeriod',
         ]);
     });
 
