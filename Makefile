@@ -46,12 +46,18 @@ test-vscode: $(STAMP) client-vscode/node_modules/.installed
 e2e:
 	$(E2E)/setup.sh
 
+# Twice: with the repository's server (turnback.server.path), then on a "clean machine" (fresh
+# HOME, no turnback on PATH or in any Python it can see), where the extension installs its own.
 test-e2e: $(STAMP) vsix
 	node $(E2E)/run.mjs client-vscode/turnback-0.1.0.vsix
+	node $(E2E)/run.mjs --clean-machine client-vscode/turnback-0.1.0.vsix
 
-# The extension as an installable .vsix: client-vscode/turnback-<version>.vsix
-vsix: client-vscode/node_modules/.installed
+# The extension as an installable .vsix: client-vscode/turnback-<version>.vsix, with the turnback
+# wheel and its pure-Python dependencies in it (the extension installs them on first start).
+vsix: $(STAMP) client-vscode/node_modules/.installed
+	PYTHON=$(abspath $(PY)) client-vscode/scripts/bundle-server.sh
 	cd client-vscode && npm run package
+	cd client-vscode && node scripts/ovsx-check.mjs  # Open VSX's CLI accepts it (a local stand-in registry)
 
 lint: $(STAMP)
 	$(PY) -m ruff check server tests scripts
@@ -67,4 +73,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache server/*.egg-info
-	rm -rf client-vscode/node_modules client-vscode/dist client-vscode/*.vsix
+	rm -rf client-vscode/node_modules client-vscode/dist client-vscode/bundled client-vscode/*.vsix

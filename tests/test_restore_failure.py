@@ -55,5 +55,5 @@ async def test_forced_redo_saves_what_it_overwrote(client, repo: Path):
 
     timeline = json.loads(git(repo, "show", "refs/turnback/main/sessions/default:timeline.json"))
     assert timeline["rescued"], "the overwritten state must be kept"
-    saved = git(repo, "show", f"{timeline['rescued'][-1]}:src/app.py")
+    saved = git(repo, "show", f"{timeline['rescued'][-1]['commit']}:src/app.py")
     assert saved == "print('mine, after the undo')\n"

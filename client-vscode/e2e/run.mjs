@@ -3,7 +3,11 @@
 // (VS Code 1.100.3) in Debian's headless chromium, driven by playwright-core. setup.sh installs
 // both; this builds nothing (`npm run package` makes the .vsix). See README.md here.
 //
-// Usage: node client-vscode/e2e/run.mjs [path/to/turnback-X.vsix]
+// Usage: node client-vscode/e2e/run.mjs [--clean-machine] [path/to/turnback-X.vsix]
+//   --clean-machine            the extension on a machine without turnback: no turnback on PATH,
+//                              no Python on PATH that imports it, no turnback.server.path; the
+//                              extension installs the server it brought (its wheel) and the turn
+//                              is captured, undone and redone from the command palette alone
 // Environment (all optional):
 //   TURNBACK_VSIX              the .vsix (default: client-vscode/turnback-0.1.0.vsix)
 //   TURNBACK_BIN               the turnback executable, for the extension and the CLI
@@ -11,7 +15,7 @@
 //   TURNBACK_E2E_CACHE         setup.sh's cache folder (default: ~/.cache/turnback-e2e)
 //   TURNBACK_E2E_CODE_SERVER   the code-server executable (default: the one setup.sh installed)
 //   TURNBACK_E2E_CHROMIUM      the browser (default: /usr/bin/chromium)
-//   TURNBACK_E2E_TIMEOUT       seconds the whole run may take (default: 300)
+//   TURNBACK_E2E_TIMEOUT       seconds the whole run may take (default: 300; 600 with --clean-machine)
 //   TURNBACK_E2E_KEEP=1        keep the scratch folder (workspace, profile, storage)
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -23,10 +27,15 @@ import { fileURLToPath } from 'node:url';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CLIENT = path.resolve(HERE, '..');
 const REPO = path.resolve(CLIENT, '..');
-const SHOTS = path.join(HERE, 'screenshots');
-const LOGS = path.join(HERE, 'logs');
+const cliArgs = process.argv.slice(2);
+const CLEAN = cliArgs.includes('--clean-machine');
+// The clean-machine run keeps its screenshots and logs apart from the main run's.
+const SHOTS = path.join(HERE, 'screenshots', ...(CLEAN ? ['clean-machine'] : []));
+const LOGS = path.join(HERE, 'logs', ...(CLEAN ? ['clean-machine'] : []));
+// The clean machine's first start installs the server (a virtual environment, pip): more time.
+const TIMEOUT_S = Number(process.env.TURNBACK_E2E_TIMEOUT || (CLEAN ? 600 : 300));
 const CS_VERSION = '4.100.3';
-const TIMEOUT_S = Number(process.env.TURNBACK_E2E_TIMEOUT || 300);
+
 const started = Date.now();
 
 // ---------------------------------------------------------------------------------------------
@@ -214,17 +223,20 @@ async function step(name, fn) {
     }
 }
 
-function which(name) {
-    for (const dir of (process.env.PATH || '').split(path.delimiter)) {
-        const candidate = path.join(dir, name);
-        try {
-            fs.accessSync(candidate, fs.constants.X_OK);
-            return candidate;
-        } catch {
-            /* next */
-        }
+function isExecutable(file) {
+    try {
+        return fs.statSync(file).isFile() && (fs.accessSync(file, fs.constants.X_OK), true);
+    } catch {
+        return false;
     }
-    return undefined;
+}
+
+function which(name, searchPath = process.env.PATH || '') {
+    return searchPath
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((dir) => path.join(dir, name))
+        .find(isExecutable);
 }
 
 function freePort() {
@@ -250,7 +262,8 @@ const readText = (file) => {
 // ---------------------------------------------------------------------------------------------
 // Configuration
 
-const vsix = path.resolve(process.argv[2] || process.env.TURNBACK_VSIX || path.join(CLIENT, 'turnback-0.1.0.vsix'));
+const vsixArg = cliArgs.find((a) => !a.startsWith('--'));
+const vsix = path.resolve(vsixArg || process.env.TURNBACK_VSIX || path.join(CLIENT, 'turnback-0.1.0.vsix'));
 const cache = process.env.TURNBACK_E2E_CACHE || path.join(os.homedir(), '.cache', 'turnback-e2e');
 const codeServerBin =
     process.env.TURNBACK_E2E_CODE_SERVER || path.join(cache, `code-server-${CS_VERSION}`, 'node_modules', '.bin', 'code-server');
@@ -362,14 +375,14 @@ function statusItem(page) {
     return page.locator('.statusbar-item').filter({ hasText: '↶' }).first();
 }
 
-async function waitForStatus(page, pattern, what) {
+async function waitForStatus(page, pattern, what, timeoutMs = 20000) {
     return until(
         async () => {
             const text = await statusItem(page).innerText({ timeout: 1000 });
             return pattern.test(text) && text;
         },
         `the status bar item does not show ${what}`,
-        20000,
+        timeoutMs,
     );
 }
 
@@ -417,7 +430,7 @@ async function main() {
     );
     check(fs.existsSync(chromiumBin), `no chromium at ${chromiumBin}: run client-vscode/e2e/setup.sh first`);
     check(
-        turnbackBin && fs.existsSync(turnbackBin),
+        CLEAN || (turnbackBin && fs.existsSync(turnbackBin)),
         'no turnback executable: run `make install` (the repository\'s .venv), or set TURNBACK_BIN',
     );
     let chromium;
@@ -461,6 +474,17 @@ async function main() {
         GIT_COMMITTER_EMAIL: 'e2e@example.invalid',
     };
     delete env.VSCODE_IPC_HOOK_CLI; // a code-server started from a VS Code terminal would talk to that one
+    if (CLEAN) {
+        // No turnback anywhere the extension could find one: PATH without any folder holding a
+        // turnback executable (the repository's .venv/bin included), no virtualenv, no PYTHONPATH.
+        env.PATH = (process.env.PATH || '')
+            .split(path.delimiter)
+            .filter((dir) => dir && path.resolve(dir) !== path.join(REPO, '.venv', 'bin') && !isExecutable(path.join(dir, 'turnback')))
+            .join(path.delimiter);
+        for (const name of ['VIRTUAL_ENV', 'PYTHONPATH', 'PYTHONHOME', 'CONDA_PREFIX', 'PIP_USER', 'TURNBACK_BIN']) {
+            delete env[name];
+        }
+    }
     const turnback = (...args) => execFileSync(turnbackBin, args, { cwd: ws, env, encoding: 'utf8', timeout: 30000 });
     const timeline = () => JSON.parse(turnback('list', '--json', '-C', ws));
 
@@ -479,7 +503,7 @@ async function main() {
             path.join(paths.userData, 'User', 'settings.json'),
             JSON.stringify(
                 {
-                    'turnback.server.path': turnbackBin,
+                    ...(CLEAN ? {} : { 'turnback.server.path': turnbackBin }),
                     'turnback.server.args': ['--log-file', paths.serverLog],
                     'workbench.startupEditor': 'none',
                     'workbench.colorTheme': 'Default Dark Modern',
@@ -502,6 +526,23 @@ async function main() {
             ),
         );
     });
+
+    if (CLEAN) {
+        await step('clean machine: no turnback on PATH, no Python on PATH that imports turnback', () => {
+            check(!which('turnback', env.PATH), `turnback is on the test's PATH: ${which('turnback', env.PATH)}`);
+            const pythons = ['python3', 'python'].map((name) => which(name, env.PATH)).filter(Boolean);
+            check(pythons.length > 0, 'no python3 or python on PATH: the clean-machine test needs a Python >= 3.10');
+            for (const python of pythons) {
+                let imported = true;
+                try {
+                    execFileSync(python, ['-c', 'import turnback'], { env, stdio: 'pipe', timeout: 30000 });
+                } catch {
+                    imported = false;
+                }
+                check(!imported, `${python} imports turnback: the clean-machine test needs a Python without it`);
+            }
+        });
+    }
 
     await step(`install ${path.basename(vsix)} into a fresh extensions folder`, () => {
         const out = execFileSync(
@@ -568,12 +609,51 @@ async function main() {
         await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
     });
 
-    await step('the extension starts its server: status bar "↶ no turns"', async () => {
-        await waitForStatus(page, /no turns/, '"↶ no turns" (the server running, no turns yet)').catch(async (error) => {
-            const text = await statusItem(page).innerText({ timeout: 1000 }).catch(() => '(no turnback item)');
-            fail(`${error.message}; it shows: ${text}`);
+    if (CLEAN) {
+        await step('the extension installs the server it brought (progress shown), then starts it: "↶ no turns"', async () => {
+            // The progress notification, while the private environment is made and pip installs.
+            let progress;
+            let error;
+            await until(
+                async () => {
+                    progress ??= (await toasts(page)).find((t) => /installing its server/.test(t));
+                    if (progress && !fs.existsSync(path.join(SHOTS, '00-installing-server.png'))) {
+                        await sleep(600); // the toast slides in
+                        await shot(page, '00-installing-server.png');
+                    }
+                    error = await checkNoErrorToasts(page).then(() => undefined, (e) => e);
+                    return error || /no turns/.test(await statusItem(page).innerText({ timeout: 1000 }).catch(() => ''));
+                },
+                'the server the extension brought did not start (status bar "↶ no turns")',
+                300000,
+                500,
+            );
+            if (error) {
+                throw error;
+            }
+            check(progress, 'no progress notification "turnback: installing its server" while it installed');
+            // It runs from the private environment in the extension's global storage.
+            const storage = path.join(paths.userData, 'User', 'globalStorage', 'turnback.turnback');
+            const envs = fs.existsSync(storage) ? fs.readdirSync(storage).filter((d) => /^server-env-[^.]+\.[^.]+\.[^.]+$/.test(d)) : [];
+            check(envs.length === 1, `no private environment in ${storage}: ${envs.join(', ')}`);
+            const marker = JSON.parse(readText(path.join(storage, envs[0], 'turnback-env.json')) || '{}');
+            check(/^turnback-.*\.whl$/.test(marker.wheel || ''), `the private environment has no marker naming the bundled wheel: ${JSON.stringify(marker)}`);
+            const serverProcess = leftovers()
+                .map((pid) => readText(`/proc/${pid}/cmdline`)?.split('\0') || [])
+                .find((argv) => argv.includes('serve') && argv.includes('turnback'));
+            check(
+                serverProcess && serverProcess[0] === path.join(storage, envs[0], 'bin', 'python'),
+                `the running server is not the private environment's python -m turnback serve: ${JSON.stringify(serverProcess)}`,
+            );
         });
-    });
+    } else {
+        await step('the extension starts its server: status bar "↶ no turns"', async () => {
+            await waitForStatus(page, /no turns/, '"↶ no turns" (the server running, no turns yet)').catch(async (error) => {
+                const text = await statusItem(page).innerText({ timeout: 1000 }).catch(() => '(no turnback item)');
+                fail(`${error.message}; it shows: ${text}`);
+            });
+        });
+    }
 
     await step('open src/app.py in an editor', async () => {
         await page.keyboard.press('Control+P');
@@ -586,6 +666,12 @@ async function main() {
         await tab(page, 'app.py').first().waitFor();
         await expectEditorShows(page, APP_BEFORE, 'the original text');
     });
+
+    if (CLEAN) {
+        await cleanMachineTurn(page, { app, greeting, helpers });
+        saveLogs();
+        return;
+    }
 
     await step('agent turn from the CLI: capture, change 3 files, capture --phase after', async () => {
         turnback('capture', '--label', 'agent turn', '-C', ws);
@@ -724,6 +810,70 @@ async function main() {
     });
 
     saveLogs();
+}
+
+/** Notifications: Clear All Notifications, from the palette (closing toasts one by one can stall on a fading one). */
+async function clearAllNotifications(page) {
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await until(async () => (await toasts(page)).length === 0, 'the notifications did not clear', 5000);
+}
+
+/**
+ * The clean machine's scenario, from the command palette alone (no CLI: nothing on this machine
+ * has turnback but the extension's own environment): capture, the agent's changes, mark the turn
+ * finished, undo, redo.
+ */
+async function cleanMachineTurn(page, { app, greeting, helpers }) {
+    await step('turnback: Capture Snapshot (label "agent turn") from the palette', async () => {
+        await clearAllNotifications(page);
+        await runCommand(page, 'turnback: Capture Snapshot');
+        const input = page.locator('.quick-input-widget .quick-input-box input');
+        await input.waitFor({ state: 'visible' });
+        await input.fill('agent turn');
+        await page.keyboard.press('Enter');
+        await waitForToast(page, /captured turn 1/, '"turnback: captured turn 1 ..."');
+        await waitForStatus(page, /turn 1/, '"↶ turn 1" after the capture');
+        await checkNoErrorToasts(page);
+    });
+
+    await step('the agent changes 3 files; turnback: Mark Turn Finished from the palette', async () => {
+        fs.writeFileSync(app, APP_AGENT);
+        fs.writeFileSync(greeting, GREETING_AGENT);
+        fs.rmSync(helpers);
+        await expectEditorShows(page, APP_AGENT, "the agent's text (VS Code reloads it from disk)");
+        await clearAllNotifications(page);
+        await runCommand(page, 'turnback: Mark Turn Finished (Capture After)');
+        await waitForToast(page, /turn 1 .* is finished/, '"turnback: turn 1 (...) is finished ..."');
+        await checkNoErrorToasts(page);
+    });
+
+    await step('turnback: Undo Agent Turn: the files and the open editor go back', async () => {
+        await clearAllNotifications(page);
+        await runCommand(page, 'turnback: Undo Agent Turn');
+        await until(
+            () => readText(app) === APP_BEFORE && readText(greeting) === undefined && readText(helpers) === HELPERS_BEFORE,
+            () => `the files on disk are not back to before the turn: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
+        );
+        await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..."');
+        await waitForStatus(page, /all undone.*↷1/, '"↶ all undone ↷1"');
+        await expectEditorShows(page, APP_BEFORE, 'the original text after undo');
+        await shot(page, 'clean-01-undo.png');
+        await checkNoErrorToasts(page);
+    });
+
+    await step("turnback: Redo Agent Turn: the agent's version is back", async () => {
+        await clearAllNotifications(page);
+        await runCommand(page, 'turnback: Redo Agent Turn');
+        await until(
+            () => readText(app) === APP_AGENT && readText(greeting) === GREETING_AGENT && readText(helpers) === undefined,
+            () => `the files on disk are not the agent's again: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
+        );
+        await waitForToast(page, /Redid 1 turn/, '"Redid 1 turn ..."');
+        await waitForStatus(page, /turn 1$/, '"↶ turn 1"');
+        await expectEditorShows(page, APP_AGENT, "the agent's text after redo");
+        await shot(page, 'clean-02-redo.png');
+        await checkNoErrorToasts(page);
+    });
 }
 
 // ---------------------------------------------------------------------------------------------

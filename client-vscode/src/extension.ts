@@ -1,8 +1,10 @@
 // turnback for VS Code: starts `turnback serve` and shows the agent's turns, their diffs,
 // undo and redo.
+import * as path from 'path';
 import type { ExtensionContext } from 'vscode';
 import { Commands, CONTENT_SCHEME, ContextKeys, SECTION, TURNS_VIEW_ID } from './common/constants';
 import { registerLogger, showOutput, traceInfo, traceVerbose } from './common/logging';
+import { hasBundledWheel } from './common/privateEnv';
 import { ServerManager } from './common/server';
 import { needsRestart } from './common/settings';
 import {
@@ -62,11 +64,16 @@ export async function activate(context: ExtensionContext): Promise<void> {
         refresh,
     };
 
+    const wheelsDir = context.asAbsolutePath(path.join('bundled', 'wheels'));
     server = new ServerManager({
         outputChannel: output,
         middleware: createMiddleware(ctx),
         showOutput,
         openSettings: () => void executeCommand('workbench.action.openSettings', `@ext:turnback.turnback ${SECTION}.server`),
+        // A development host without `make vsix` has no bundled server: turnback from PATH/Python.
+        bundle: hasBundledWheel(wheelsDir)
+            ? { wheelsDir, storageDir: context.globalStorageUri.fsPath, version: String(context.extension?.packageJSON?.version ?? '0') }
+            : undefined,
     });
     manager = server;
     statusBar = new TurnStatusBar(ctx);

@@ -13,21 +13,37 @@ import io
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__
 from .errors import INVALID_PARAMS, REQUEST_FAILED, TurnbackError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+#: Options that carry text into the timeline or a ref name: they must be valid UTF-8.
+_TEXT_OPTIONS = {
+    "session": "session",
+    "label": "label",
+    "metadata": "metadata",
+    "older_than": "olderThan",
+    "turn": "turn",
+    "id": "id",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one clear line for bad usage (its usage block buries the error)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--session", help="session name (default: the most recently captured)")
     common.add_argument("--json", action="store_true", help="print the protocol's JSON result")
     common.add_argument("-C", "--workspace", default=".", help="workspace folder (default: .)")
 
-    parser = argparse.ArgumentParser(prog="turnback", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="turnback", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"turnback {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -53,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
 
     diff = sub.add_parser("diff", parents=[common], help="show what a turn changed")
     diff.add_argument("turn", nargs="?", help="turn number or id (default: newest active)")
-    diff.add_argument("--path")
+    diff.add_argument("--path", help="only this file or directory (relative to -C, as in git)")
     diff.add_argument("--context", type=int, default=3)
 
     hook = sub.add_parser("hook", help="run as an agent harness's hook (reads its JSON on stdin)")
@@ -70,6 +86,16 @@ def _parser() -> argparse.ArgumentParser:
     prune = sub.add_parser("prune", parents=[common], help="drop old turns and sessions")
     prune.add_argument("--keep", type=int, help="turns to keep per session")
     prune.add_argument("--older-than", help='drop turns older than this ("7d", "12h", a time)')
+    prune.add_argument(
+        "--rescued", action="store_true", help="prune rescued versions too, by the same rules"
+    )
+
+    rescue = sub.add_parser(
+        "rescue", parents=[common], help="put back files a forced undo or redo overwrote"
+    )
+    rescue.add_argument("id", help="the rescued version's id (see `turnback list`)")
+    rescue.add_argument("paths", nargs="*", default=[], metavar="PATH", help="only these files")
+    rescue.add_argument("--dry-run", action="store_true", help="say what would change")
     return parser
 
 
@@ -77,6 +103,13 @@ def _turn_line(turn: dict[str, Any]) -> str:
     state = "" if turn["state"] == "active" else " (undone)"
     progress = turn.get("progress") or ("sealed" if turn["sealed"] else "")
     return f"  {turn['turn']:>4}  {turn['createdAt']}  {turn['label']}{state} {progress}".rstrip()
+
+
+def _rescued_line(version: dict[str, Any]) -> str:
+    files = version["files"]
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    when = version["createdAt"] or "(time unknown)"
+    return f"  {version['id']}  {when}  {version['reason']}: {shown or '(no files)'}"
 
 
 def _print_human(command: str, result: dict[str, Any]) -> None:
@@ -87,7 +120,7 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
         )
         for item in result["skipped"]:
             print(f"  skipped {item['path']}: {item['reason']}")
-    elif command in ("undo", "redo"):
+    elif command in ("undo", "redo", "rescue"):
         print(result["message"])
         for item in result["files"]:
             print(f"  {item['action']:<8} {item['path']}")
@@ -108,6 +141,10 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
                 f"Turn {run['turn']} is running ({run['harness']} session "
                 f"{run['harnessSession']}, last change {run['secondsSinceChange']:.0f} s ago)"
             )
+        if result["rescued"]:
+            print("Rescued versions (put back with `turnback rescue ID [PATH...]`):")
+            for version in result["rescued"]:
+                print(_rescued_line(version))
         others = [s["id"] for s in result["sessions"] if s["id"] != result["session"]]
         if others:
             print("Other sessions: " + ", ".join(others))
@@ -140,19 +177,62 @@ def _env_settings() -> Any:
     return settings
 
 
+def _workspace(args: argparse.Namespace) -> str:
+    """The -C folder as an absolute path; bad input is InvalidParams (exit 2)."""
+    from .errors import InvalidParams
+
+    try:
+        folder = os.path.abspath(args.workspace)
+    except FileNotFoundError:  # the shell's current directory was deleted
+        raise InvalidParams("workspace", "the current directory no longer exists") from None
+    if not os.path.isdir(folder):
+        what = "does not exist" if not os.path.lexists(folder) else "is not a directory"
+        raise InvalidParams("workspace", f"{args.workspace} {what}")
+    return folder
+
+
+def _check_text(args: argparse.Namespace) -> None:
+    """Text that would go into the timeline or a ref must be UTF-8; paths need not be."""
+    from .errors import InvalidParams
+
+    for attribute, field in _TEXT_OPTIONS.items():
+        value = getattr(args, attribute, None)
+        try:
+            value.encode() if isinstance(value, str) else None
+        except UnicodeEncodeError:  # bytes the shell passed that were not UTF-8
+            raise InvalidParams(field, "is not valid UTF-8") from None
+
+
+def from_here(folder: str, path: str) -> str:
+    """A path argument as git reads one: relative to the -C folder (the current directory).
+
+    The result is absolute, with its directories resolved as the engine resolves the work
+    tree's root, so that a folder reached through a symlink still lies inside it. The
+    last component is kept as given: a symlink there is a file of the work tree.
+    """
+    if path.startswith("file://"):
+        return path
+    full = os.path.normpath(os.path.join(folder, path))
+    head, tail = os.path.split(full)
+    return os.path.join(os.path.realpath(head), tail)
+
+
 def run_command(args: argparse.Namespace) -> dict[str, Any]:
     from .engine import Engine
 
-    engine = Engine(os.path.abspath(args.workspace), _env_settings())
+    folder = _workspace(args)
+    _check_text(args)
+    engine = Engine(folder, _env_settings())
     try:
-        return _dispatch(engine, args)
+        return _dispatch(engine, args, folder)
     finally:
         for message in engine.take_recovered():
             print(f"turnback: {message}", file=sys.stderr)
 
 
-def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
+def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, Any]:
     from .engine import RestoreOptions
+    from .errors import InvalidParams
 
     if args.command == "capture":
         metadata = None
@@ -160,18 +240,12 @@ def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
             try:
                 metadata = json.loads(args.metadata)
             except json.JSONDecodeError as error:
-                from .errors import InvalidParams
-
                 raise InvalidParams("metadata", f"is not valid JSON ({error})") from None
             if not isinstance(metadata, dict):
-                from .errors import InvalidParams
-
                 raise InvalidParams("metadata", "must be a JSON object")
         return engine.capture(args.session, args.label, args.phase, metadata)
     if args.command in ("undo", "redo"):
         if args.count < 1:
-            from .errors import InvalidParams
-
             raise InvalidParams("count", "must be >= 1")
         turn: Any = args.turn
         if turn is not None and turn.isdigit():
@@ -186,8 +260,13 @@ def _dispatch(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
         turn: Any = args.turn
         if turn is not None and turn.isdigit():
             turn = int(turn)
-        return engine.diff(args.session, turn, args.path, args.context)
-    return engine.prune(args.session, args.keep, args.older_than)
+        path = from_here(folder, args.path) if args.path is not None else None
+        return engine.diff(args.session, turn, path, args.context)
+    if args.command == "rescue":
+        paths = [from_here(folder, p) for p in args.paths] or None
+        options = RestoreOptions(dry_run=args.dry_run)
+        return engine.rescue(args.session, args.id, paths, options)
+    return engine.prune(args.session, args.keep, args.older_than, args.rescued)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,6 +301,10 @@ def main(argv: list[str] | None = None) -> int:
         return {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}.get(
             error.code, EXIT_FAILED
         )
+    except OSError as error:  # the file system refused (permissions, a full disk, ...)
+        where = f": {os.fsdecode(error.filename)}" if error.filename is not None else ""
+        print(f"turnback: {error.strerror or error}{where}", file=sys.stderr)
+        return EXIT_FAILED
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -18,6 +18,7 @@ from typing import Any
 import pygit2
 
 from . import fswatch, running, turndiff
+from . import rescue as rescued_versions
 from .config import Settings
 from .durability import make_durable
 from .errors import (
@@ -330,6 +331,26 @@ class Engine:
             running.guard_redo(self, name, options)
             return self.restorer.redo(name, options)
 
+    def rescue(
+        self,
+        session: str | None,
+        version_id: Any,
+        paths: Any = None,
+        options: RestoreOptions | None = None,
+    ) -> dict[str, Any]:
+        """Puts back the files of a rescued version (what a forced restore overwrote).
+
+        Without a session, the version is looked for in every session: its id is unique.
+        """
+        request = rescued_versions.check_request(version_id, paths)
+        with self._locked():
+            name = check_session(session) or rescued_versions.session_holding(
+                self.store.all(), request.version_id
+            )
+            return rescued_versions.rescue(
+                self, name or self.resolve_session(None), request, options or RestoreOptions()
+            )
+
     def file_baseline(
         self, session: str | None, path: str
     ) -> tuple[dict[str, Any], bytes | None] | None:
@@ -388,6 +409,7 @@ class Engine:
             "running": running.annotate_list(self, timeline, listed),
             "canUndo": bool(timeline and timeline.active),
             "canRedo": bool(timeline and timeline.undone),
+            "rescued": [r.to_json() for r in reversed(timeline.rescued)] if timeline else [],
             "sessions": [
                 {"id": t.session, "turns": len(t.turns), "updatedAt": t.updated_at}
                 for t in sorted(timelines, key=lambda t: t.updated_at, reverse=True)
@@ -459,48 +481,72 @@ class Engine:
         return self.tree(record.before), end  # type: ignore[return-value]
 
     def prune(
-        self, session: str | None = None, keep: int | None = None, older_than: str | None = None
+        self,
+        session: str | None = None,
+        keep: int | None = None,
+        older_than: str | None = None,
+        rescued: bool = False,
     ) -> dict[str, Any]:
+        """Drops old turns; rescued versions too (by the same rules) only when `rescued`."""
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
             raise InvalidParams("keep", "must be an integer >= 0")
+        if not isinstance(rescued, bool):
+            raise InvalidParams("rescued", "must be true or false")
         cutoff = _parse_age(older_than) if older_than is not None else None
         if keep is None and cutoff is None:
             raise InvalidParams("keep", "give keep, olderThan or both")
         removed_turns: list[dict[str, Any]] = []
+        removed_rescued: list[dict[str, Any]] = []
         removed_sessions: list[str] = []
         with self._locked():
             targets = self.store.all()
             if session is not None:
                 targets = [t for t in targets if t.session == check_session(session)]
             for timeline in targets:
-                survivors = timeline.turns
-                if keep is not None:
-                    survivors = survivors[-keep:] if keep else []
-                if cutoff is not None:
-                    survivors = [t for t in survivors if t.created_at >= cutoff]
+                survivors = _newest(timeline.turns, keep, cutoff)
                 # The redo stack and every turn its undo batches span stay: redo needs them.
                 needed = {
                     n for t in timeline.undone for n in range((t.batch or [t.turn])[0], t.turn + 1)
                 }
                 survivors = [t for t in timeline.turns if t in survivors or t.turn in needed]
                 gone = [t for t in timeline.turns if t not in survivors]
-                if not gone:
+                kept_rescued = _newest(timeline.rescued, keep, cutoff) if rescued else None
+                gone_rescued = [r for r in timeline.rescued if r not in (kept_rescued or [])]
+                if not gone and not (rescued and gone_rescued):
                     continue
                 removed_turns += [
                     {"session": timeline.session, "turn": t.turn, "id": t.id} for t in gone
                 ]
-                if survivors:
-                    timeline.turns = survivors
-                    timeline.rescued = []
+                timeline.turns = survivors
+                if kept_rescued is not None:
+                    removed_rescued += [
+                        {"session": timeline.session, "id": r.id} for r in gone_rescued
+                    ]
+                    timeline.rescued = kept_rescued
+                if survivors or timeline.rescued:
                     self.store.save(timeline)
                 else:
                     self.store.delete(timeline.session)
                     removed_sessions.append(timeline.session)
+        message = f"Removed {len(removed_turns)} turns"
+        if rescued:
+            message += f", {len(removed_rescued)} rescued versions"
         return {
             "removedTurns": removed_turns,
+            "removedRescued": removed_rescued,
             "removedSessions": removed_sessions,
-            "message": f"Removed {len(removed_turns)} turns and {len(removed_sessions)} sessions",
+            "message": f"{message} and {len(removed_sessions)} sessions",
         }
+
+
+def _newest(items: list[Any], keep: int | None, cutoff: str | None) -> list[Any]:
+    """The newest `keep` of `items` (oldest first, each with `created_at`) not before `cutoff`."""
+    survivors = items
+    if keep is not None:
+        survivors = survivors[-keep:] if keep else []
+    if cutoff is not None:
+        survivors = [item for item in survivors if item.created_at >= cutoff]
+    return survivors
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -68,9 +68,10 @@ class Conflict(RequestFailed):
 
     def __init__(self, files: list[str], operation: str) -> None:
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        back = "redo" if operation == "undo" else "rescue"  # both keep what force overwrites
         super().__init__(
             f"{operation.capitalize()} would overwrite changes made after the turn: {shown}. "
-            "Retry with force to overwrite them (redo can bring them back).",
+            f"Retry with force to overwrite them ({back} can bring them back).",
             files=files,
         )
 

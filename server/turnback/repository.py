@@ -101,8 +101,13 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     path = path.resolve()
     found = pygit2.discover_repository(str(path))
     if found is not None:
-        repo = pygit2.Repository(found)
-        if not repo.is_bare and repo.workdir:
+        try:
+            repo = pygit2.Repository(found)
+        except pygit2.GitError as error:  # a broken config, a repository of another user
+            raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
+        if repo.is_bare:
+            raise NoWorkspace(f"{path} is in a bare git repository, which has no work tree")
+        if repo.workdir:
             git_dir = Path(repo.path).resolve()
             common = _common_dir(git_dir)
             linked = git_dir != common
@@ -115,4 +120,7 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
                 lock_path=common / "turnback" / "lock",
                 user_index_path=git_dir / "index",
             )
+    if path == Path(path.anchor):
+        # The whole file system (/proc, /sys, every user's files) is no project folder.
+        raise NoWorkspace(f"The file system root {path} cannot be a workspace; open a project")
     return _shadow_repo(path)

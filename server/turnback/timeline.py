@@ -27,6 +27,13 @@ UNDONE = "undone"
 DEFAULT_SESSION = "default"
 #: Session names become ref components: bounded, and encoded so any string is safe.
 MAX_SESSION_LENGTH = 200
+#: Rescued versions kept per session (newest win): enough for a day of forced restores,
+#: bounded so that a loop of them cannot keep every state alive for `git gc`.
+MAX_RESCUED = 20
+#: Why a version was rescued: what overwrote it.
+FORCED_REDO = "forcedRedo"
+FORCED_UNDO = "forcedUndo"
+REPLACED_BY_RESCUE = "replacedByRescue"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -92,14 +99,44 @@ class TurnRecord:
 
 
 @dataclass
+class RescuedVersion:
+    """Files a forced restore (or a rescue) overwrote, kept so that no edit is ever lost.
+
+    `commit` is the saved work-tree state; `files` are the paths in it that the
+    restore overwrote, the ones a rescue puts back.
+    """
+
+    id: str
+    commit: str
+    created_at: str
+    reason: str
+    files: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: Any) -> RescuedVersion:
+        if isinstance(data, str):  # timelines written before rescued versions had details
+            return cls(id=data[:16], commit=data, created_at="", reason=FORCED_REDO)
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The protocol's RescuedVersion."""
+        return {
+            "id": self.id,
+            "createdAt": self.created_at,
+            "reason": self.reason,
+            "files": self.files,
+        }
+
+
+@dataclass
 class Timeline:
     session: str
     turns: list[TurnRecord] = field(default_factory=list)
     next_turn: int = 1
     updated_at: str = ""
     last_capture_at: str = ""
-    #: States a forced redo overwrote, so that not even a forced redo loses work.
-    rescued: list[str] = field(default_factory=list)
+    #: States a forced restore overwrote, oldest first, so not even a forced redo loses work.
+    rescued: list[RescuedVersion] = field(default_factory=list)
 
     @property
     def active(self) -> list[TurnRecord]:
@@ -116,6 +153,16 @@ class Timeline:
         later = [t for t in self.turns if t.turn > turn.turn]
         return later[0] if later else None
 
+    def add_rescued(self, commit: str, reason: str, files: list[str]) -> RescuedVersion:
+        """Keeps the saved state `commit` of `files`; the oldest beyond MAX_RESCUED go."""
+        version = RescuedVersion(commit[:16], commit, now_rfc3339(), reason, sorted(files))
+        self.rescued = [r for r in self.rescued if r.commit != commit] + [version]
+        self.rescued = self.rescued[-MAX_RESCUED:]
+        return version
+
+    def find_rescued(self, version_id: str) -> RescuedVersion | None:
+        return next((r for r in self.rescued if version_id in (r.id, r.commit)), None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "version": 1,
@@ -123,7 +170,7 @@ class Timeline:
             "nextTurn": self.next_turn,
             "updatedAt": self.updated_at,
             "lastCaptureAt": self.last_capture_at,
-            "rescued": self.rescued,
+            "rescued": [asdict(r) for r in self.rescued],
             "turns": [asdict(t) for t in self.turns],
         }
 
@@ -135,7 +182,7 @@ class Timeline:
             next_turn=data.get("nextTurn", 1),
             updated_at=data.get("updatedAt", ""),
             last_capture_at=data.get("lastCaptureAt", ""),
-            rescued=data.get("rescued", []),
+            rescued=[RescuedVersion.from_json(r) for r in data.get("rescued", [])],
         )
 
 
@@ -204,7 +251,7 @@ class TimelineStore:
         parents: list[str] = []
         for turn in timeline.turns:
             parents.extend(c for c in turn.commits() if c not in parents)
-        parents.extend(c for c in timeline.rescued if c not in parents)
+        parents.extend(r.commit for r in timeline.rescued if r.commit not in parents)
         sig = signature()
         oid = self.repo.create_commit(
             None,

@@ -22,7 +22,7 @@ from .journal import Intent
 from .repository import WorkspaceRepo
 from .restore import Plan, RestoreError, Step, apply_plan, compose, make_plan
 from .scanner import Progress, Snapshot
-from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord
+from .timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
 from .treeops import is_dir_in
 from .untracked import NESTED_REPOSITORY
 
@@ -220,6 +220,8 @@ class Restorer:
                 turn.batch = [oldest.turn, newest.turn]
                 turn.replaced = None
             newest.replaced = saved
+            if options.force and plan.conflicts:  # found even after a capture drops redo
+                timeline.add_rescued(saved, FORCED_UNDO, plan.conflicts)
             self._apply("undo", timeline, plan, snap, saved, step.target)
         result = {
             "turnsUndone": len(batch),
@@ -265,7 +267,7 @@ class Restorer:
                 turn.replaced = None
                 turn.batch = None
             if options.force and plan.conflicts:
-                timeline.rescued = (timeline.rescued + [saved])[-20:]
+                timeline.add_rescued(saved, FORCED_REDO, plan.conflicts)
             self._apply("redo", timeline, plan, snap, saved, steps[-1].target)
         result = {
             "turnsRedone": len(turns),

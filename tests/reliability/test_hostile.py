@@ -52,6 +52,7 @@ CUSTOM = [
     "snapshot/diff",
     "snapshot/fileContent",
     "snapshot/prune",
+    "snapshot/rescue",
 ]
 COMMANDS = ["turnback.capture", "turnback.undo", "turnback.redo", "turnback.showDiff"]
 COMMANDS += ["turnback.revertHunk"]
@@ -78,6 +79,9 @@ PARAM_NAMES = [
     "oldLines",
     "newStart",
     "newLines",
+    "id",
+    "paths",
+    "rescued",
 ]
 
 
@@ -401,8 +405,10 @@ def test_nested_request_shape_gets_no_spurious_response(fuzz_server) -> None:
         ("snapshot/capture", {"session": "s", "metadata": {"k": "\ud800"}}),
         ("snapshot/prune", {"olderThan": "99999999999999999999d"}),
         ("snapshot/capture", {"session": "s", "workDoneToken": []}),
+        ("snapshot/rescue", {"id": "x\ud800"}),
+        ("snapshot/rescue", {"id": "x", "paths": ["a\ud800"]}),
     ],
-    ids=["session", "label", "metadata", "olderThan", "workDoneToken"],
+    ids=["session", "label", "metadata", "olderThan", "workDoneToken", "id", "paths"],
 )
 def test_bad_input_is_invalid_params_not_internal_error(method, params, fuzz_server) -> None:
     answer = fuzz_server.request(method, params)

@@ -11,9 +11,22 @@ import {
 import { SERVER_ID, SERVER_NAME } from './constants';
 import { traceError, traceInfo } from './logging';
 import { DidChangeParams, Methods } from './protocol';
-import { resolveServerCommand, ServerCommand, serverExecutable, ServerNotFoundError } from './serverCommand';
+import { ensurePrivateEnv, PrivateEnvError } from './privateEnv';
+import { NoPythonError } from './python';
+import { selectedInterpreter } from './pythonExtension';
+import { BundledServer, resolveServerCommand, ServerCommand, serverExecutable, ServerNotFoundError } from './serverCommand';
 import { getLaunchSettings, getServerSettings, SERVER_SETTING_SECTIONS } from './settings';
-import { getWorkspaceFolders, showErrorMessage } from './vscodeapi';
+import { getWorkspaceFolders, showErrorMessage, withNotificationProgress } from './vscodeapi';
+
+/** Where the server the extension brought lives, and where it is installed. */
+export interface BundleLocation {
+    /** bundled/wheels in the installed extension. */
+    wheelsDir: string;
+    /** The extension's global storage folder. */
+    storageDir: string;
+    /** The extension's version: one private environment per version. */
+    version: string;
+}
 
 export interface ServerManagerOptions {
     outputChannel: LogOutputChannel;
@@ -21,6 +34,42 @@ export interface ServerManagerOptions {
     /** Shows the output channel and opens the settings, for the error message's buttons. */
     showOutput(): void;
     openSettings(): void;
+    /** The server the extension brought; absent in a development host without `make vsix`. */
+    bundle?: BundleLocation;
+}
+
+/** Installs the bundled server on first use, with a progress notification only while it installs. */
+export function bundledServer(bundle: BundleLocation, folder: WorkspaceFolder | undefined): BundledServer {
+    return {
+        selectedInterpreter: () => selectedInterpreter(folder?.uri),
+        ensure: async (base) => {
+            let report: ((message: string) => void) | undefined;
+            let opened = false;
+            let latest = '';
+            let done!: () => void;
+            const finished = new Promise<void>((resolve) => (done = resolve));
+            try {
+                return await ensurePrivateEnv(base, {
+                    ...bundle,
+                    report: (message) => {
+                        traceInfo(`Setting up the server: ${message}`);
+                        latest = message;
+                        if (!opened) {
+                            opened = true;
+                            void withNotificationProgress('turnback: installing its server', (r) => {
+                                report = r;
+                                r(latest);
+                                return finished;
+                            });
+                        }
+                        report?.(message);
+                    },
+                });
+            } finally {
+                done();
+            }
+        },
+    };
 }
 
 export class ServerManager implements Disposable {
@@ -58,9 +107,11 @@ export class ServerManager implements Disposable {
         const folder: WorkspaceFolder | undefined = getWorkspaceFolders()[0];
         let command: ServerCommand;
         try {
-            command = await resolveServerCommand(getLaunchSettings(folder));
+            const bundled = this.options.bundle ? bundledServer(this.options.bundle, folder) : undefined;
+            command = await resolveServerCommand(getLaunchSettings(folder), undefined, bundled);
         } catch (error) {
-            const message = error instanceof ServerNotFoundError ? error.message : `turnback: ${(error as Error).message}`;
+            const known = error instanceof ServerNotFoundError || error instanceof PrivateEnvError || error instanceof NoPythonError;
+            const message = known ? (error as Error).message : `turnback: ${(error as Error).message}`;
             traceError(message);
             void this.showStartFailure(message);
             return;
@@ -102,7 +153,9 @@ export class ServerManager implements Disposable {
             traceError('The server did not start:', error);
             void this.showStartFailure(
                 `turnback: the server did not start (${[command.command, ...command.args].join(' ')}): ${(error as Error).message ?? error}. ` +
-                    'Install it with "pip install turnback", or set turnback.server.path to the turnback executable.',
+                    (command.source === 'bundled'
+                        ? 'Restart the server to try again, or set turnback.server.path to a turnback executable.'
+                        : 'Install it with "pip install turnback", or set turnback.server.path to the turnback executable.'),
             );
             if (this.client === client) {
                 this.client = undefined;

@@ -1,15 +1,24 @@
 // Which process to start for `turnback serve`: turnback.server.path, else `turnback` on PATH,
-// else `<python> -m turnback`; or a message that says how to fix it.
+// else turnback.server.python if it has turnback, else the server the extension brought (its
+// wheel, installed into a private environment); or a message that says how to fix it.
 import * as fs from 'fs';
 import * as path from 'path';
-import { canImportTurnback, ImportCheck, pythonFor } from './python';
+import { canImportTurnback, findInterpreter, ImportCheck, Interpreter, interpreterCandidates, PythonCandidate, pythonFor } from './python';
 import type { LaunchSettings } from './settings';
 
 export interface ServerCommand {
     command: string;
     args: string[];
     /** Where it came from, for the log. */
-    source: 'setting' | 'PATH' | 'python';
+    source: 'setting' | 'PATH' | 'python' | 'bundled';
+}
+
+/** The server the extension brought, when this build carries one (a .vsix from `make vsix`). */
+export interface BundledServer {
+    /** The Python extension's selected interpreter, if that extension is installed. */
+    selectedInterpreter(): Promise<string | undefined>;
+    /** The private environment's python for this interpreter; creates it on first use. */
+    ensure(base: Interpreter): Promise<string>;
 }
 
 export class ServerNotFoundError extends Error {
@@ -24,6 +33,8 @@ export interface ResolveDeps {
     which(name: string): string | undefined;
     isFile(file: string): boolean;
     canImport(python: string): Promise<ImportCheck>;
+    /** The first supported interpreter among the candidates (throws NoPythonError). */
+    findInterpreter(candidates: PythonCandidate[]): Promise<Interpreter>;
     platform: NodeJS.Platform;
 }
 
@@ -59,6 +70,7 @@ export const defaultDeps: ResolveDeps = {
         }
     },
     canImport: (python) => canImportTurnback(python),
+    findInterpreter: (candidates) => findInterpreter(candidates),
     platform: process.platform,
 };
 
@@ -66,7 +78,11 @@ export const INSTALL_HINT =
     'Install it with "pip install turnback" (into the Python that turnback.server.python names, or on your PATH), ' +
     'or set turnback.server.path to the turnback executable.';
 
-export async function resolveServerCommand(settings: LaunchSettings, deps: ResolveDeps = defaultDeps): Promise<ServerCommand> {
+export async function resolveServerCommand(
+    settings: LaunchSettings,
+    deps: ResolveDeps = defaultDeps,
+    bundled?: BundledServer,
+): Promise<ServerCommand> {
     const serveArgs = ['serve', ...settings.args];
     if (settings.path) {
         if (!deps.isFile(settings.path)) {
@@ -80,6 +96,16 @@ export async function resolveServerCommand(settings: LaunchSettings, deps: Resol
     if (onPath) {
         return { command: onPath, args: serveArgs, source: 'PATH' };
     }
+    if (bundled) {
+        if (settings.python && (await deps.canImport(settings.python)).ok) {
+            return { command: settings.python, args: ['-m', 'turnback', ...serveArgs], source: 'python' };
+        }
+        const selected = settings.python ? undefined : await bundled.selectedInterpreter();
+        const base = await deps.findInterpreter(interpreterCandidates(settings.python, selected, deps.platform));
+        const python = await bundled.ensure(base);
+        return { command: python, args: ['-m', 'turnback', ...serveArgs], source: 'bundled' };
+    }
+    // A build without the bundled server (a development host): turnback from the interpreter.
     const python = pythonFor(settings.python, deps.platform);
     const check = await deps.canImport(python);
     if (check.ok) {

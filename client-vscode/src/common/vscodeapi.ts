@@ -7,10 +7,13 @@ import {
     ConfigurationScope,
     Disposable,
     Event,
+    Extension,
+    extensions,
     InputBoxOptions,
     LogOutputChannel,
     MessageItem,
     MessageOptions,
+    ProgressLocation,
     QuickPickItem,
     QuickPickOptions,
     StatusBarAlignment,
@@ -119,4 +122,15 @@ export function showQuickPick<T extends QuickPickItem>(items: T[] | Thenable<T[]
 
 export function showInputBox(options?: InputBoxOptions): Thenable<string | undefined> {
     return window.showInputBox(options);
+}
+
+/** A notification with a progress spinner while `task` runs; `report` changes its message. */
+export function withNotificationProgress<T>(title: string, task: (report: (message: string) => void) => Promise<T>): Thenable<T> {
+    return window.withProgress({ location: ProgressLocation.Notification, title, cancellable: false }, (progress) =>
+        task((message) => progress.report({ message })),
+    );
+}
+
+export function getExtension<T = any>(id: string): Extension<T> | undefined {
+    return extensions.getExtension<T>(id);
 }

@@ -1,3 +1,6 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 vi.mock('../../src/common/vscodeapi', () => import('./fakes/vscodeapi'));
@@ -35,8 +38,13 @@ beforeEach(() => {
     managers.length = 0;
 });
 
-async function activated(server = fakeServer({ 'snapshot/list': () => listOf([turn(1), turn(2)]) })) {
-    const context = { subscriptions: [] as { dispose(): unknown }[], extension: { packageJSON: { version: '0.1.0' } } };
+async function activated(server = fakeServer({ 'snapshot/list': () => listOf([turn(1), turn(2)]) }), extensionDir = '/ext') {
+    const context = {
+        subscriptions: [] as { dispose(): unknown }[],
+        extension: { packageJSON: { version: '0.1.0' } },
+        asAbsolutePath: (relative: string) => path.join(extensionDir, relative),
+        globalStorageUri: { fsPath: '/storage/turnback.turnback' },
+    };
     const channel = { info: vi.fn(), warn: vi.fn(), error: vi.fn(), debug: vi.fn(), appendLine: vi.fn(), show: vi.fn(), dispose: vi.fn() };
     api.createOutputChannel.mockReturnValue(channel);
     shared.requester = { sendRequest: server.sendRequest };
@@ -54,8 +62,20 @@ describe('activate', () => {
         expect(api.executeCommand).toHaveBeenCalledWith('setContext', 'turnback.serverRunning', true);
         await vi.waitFor(() => expect(api.state.statusBarItems[0].text).toBe('↶ turn 2'));
         expect(context.subscriptions.length).toBeGreaterThan(10);
+        // No bundled wheel (a development host): no bundled server, turnback from PATH or Python.
+        expect(manager.options.bundle).toBeUndefined();
         await deactivate();
         expect(manager.stop).toHaveBeenCalled();
+    });
+
+    it('a .vsix that carries the server wheel gives the manager its wheels, storage and version (the env key)', async () => {
+        const ext = fs.mkdtempSync(path.join(os.tmpdir(), 'turnback-ext-'));
+        fs.mkdirSync(path.join(ext, 'bundled', 'wheels'), { recursive: true });
+        fs.writeFileSync(path.join(ext, 'bundled', 'wheels', 'turnback-0.1.0-py3-none-any.whl'), '');
+        const { manager } = await activated(undefined, ext);
+        expect(manager.options.bundle).toEqual({ wheelsDir: path.join(ext, 'bundled', 'wheels'), storageDir: '/storage/turnback.turnback', version: '0.1.0' });
+        await deactivate();
+        fs.rmSync(ext, { recursive: true, force: true });
     });
 
     it('snapshot/didChange refreshes the status bar', async () => {

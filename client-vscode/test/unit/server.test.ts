@@ -6,9 +6,9 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 vi.mock('../../src/common/vscodeapi', () => import('./fakes/vscodeapi'));
 
 import * as api from './fakes/vscodeapi';
-import { resolveServerCommand, ResolveDeps, serverExecutable, ServerNotFoundError, which } from '../../src/common/serverCommand';
+import { BundledServer, resolveServerCommand, ResolveDeps, serverExecutable, ServerNotFoundError, which } from '../../src/common/serverCommand';
 import { getLaunchSettings, getServerSettings, needsRestart, pickServerSettings, resolveVariables, SERVER_SETTING_SECTIONS } from '../../src/common/settings';
-import { canImportTurnback } from '../../src/common/python';
+import { canImportTurnback, Interpreter, NoPythonError, PythonCandidate } from '../../src/common/python';
 import { findWorkTreeRoot } from '../../src/common/workTree';
 import { isConflict } from '../../src/common/protocol';
 
@@ -19,6 +19,9 @@ function deps(fields: Partial<ResolveDeps> = {}): ResolveDeps {
         which: () => undefined,
         isFile: () => true,
         canImport: async () => ({ ok: false, detail: "No module named 'turnback'" }),
+        findInterpreter: async () => {
+            throw new NoPythonError(['python3 (PATH): not found']);
+        },
         platform: 'linux',
         ...fields,
     };
@@ -56,6 +59,61 @@ describe('which server to start', () => {
         expect(error.message).toContain('pip install turnback');
         expect(error.message).toContain('turnback.server.path');
         expect(error.message).toContain("No module named 'turnback'");
+    });
+
+    const python312: Interpreter = { candidate: { command: 'python3', args: [], source: 'PATH' }, executable: '/usr/bin/python3.12', version: [3, 12, 1] };
+
+    function bundle(selected?: string): BundledServer & { ensured: Interpreter[] } {
+        const ensured: Interpreter[] = [];
+        return {
+            ensured,
+            selectedInterpreter: async () => selected,
+            ensure: async (base) => {
+                ensured.push(base);
+                return '/storage/server-env-0.1.0/bin/python';
+            },
+        };
+    }
+
+    it('with a bundled server and no turnback anywhere: the private environment, made from the first supported interpreter', async () => {
+        const seen: PythonCandidate[][] = [];
+        const bundled = bundle('/project/.venv/bin/python');
+        const cmd = await resolveServerCommand(
+            { path: '', python: '', args: ['--log-file', 'l'] },
+            deps({ findInterpreter: async (c) => (seen.push(c), python312) }),
+            bundled,
+        );
+        expect(cmd).toEqual({ command: '/storage/server-env-0.1.0/bin/python', args: ['-m', 'turnback', 'serve', '--log-file', 'l'], source: 'bundled' });
+        expect(bundled.ensured).toEqual([python312]);
+        // The Python extension's interpreter first, then PATH.
+        expect(seen[0].map((c) => [c.command, c.source])).toEqual([
+            ['/project/.venv/bin/python', 'Python extension'],
+            ['python3', 'PATH'],
+            ['python', 'PATH'],
+        ]);
+    });
+
+    it('turnback.server.path and turnback on PATH still come before the bundled server', async () => {
+        const bundled = bundle();
+        expect((await resolveServerCommand({ path: '/opt/turnback', python: '', args: [] }, deps(), bundled)).source).toBe('setting');
+        expect((await resolveServerCommand({ path: '', python: '', args: [] }, deps({ which: () => '/usr/bin/turnback' }), bundled)).source).toBe('PATH');
+        expect(bundled.ensured).toEqual([]);
+    });
+
+    it('turnback.server.python with turnback runs it; without turnback it is the base of the private environment', async () => {
+        const bundled = bundle('/ignored/by/the/setting');
+        const withIt = await resolveServerCommand({ path: '', python: '/venv/bin/python', args: [] }, deps({ canImport: async () => ({ ok: true }) }), bundled);
+        expect(withIt).toEqual({ command: '/venv/bin/python', args: ['-m', 'turnback', 'serve'], source: 'python' });
+        const seen: PythonCandidate[][] = [];
+        await resolveServerCommand({ path: '', python: '/venv/bin/python', args: [] }, deps({ findInterpreter: async (c) => (seen.push(c), python312) }), bundled);
+        expect(seen[0][0]).toEqual({ command: '/venv/bin/python', args: [], source: 'turnback.server.python' });
+        expect(seen[0].some((c) => c.source === 'Python extension')).toBe(false);
+    });
+
+    it('no supported Python: the NoPythonError that says what is needed', async () => {
+        const error = await resolveServerCommand({ path: '', python: '', args: [] }, deps(), bundle()).catch((e) => e);
+        expect(error).toBeInstanceOf(NoPythonError);
+        expect(error.message).toMatch(/needs Python 3\.10 or newer/);
     });
 
     it('the executable has no transport, so the client adds no --stdio (turnback serve rejects it)', () => {

@@ -37,16 +37,28 @@ class Params:
         """A file path or URI. Bytes of a name that are not UTF-8 come as the lone
         surrogates U+DC80..U+DCFF that turnback's own results use for them (PEP 383)."""
         value = self._get(name)
-        if value is not None and not isinstance(value, str):
+        return None if value is None else self._one_path(name, value)
+
+    @staticmethod
+    def _one_path(name: str, value: Any) -> str:
+        if not isinstance(value, str):
             raise InvalidParams(name, "must be a string")
-        if value is not None:
-            try:
-                os.fsencode(value)
-            except UnicodeEncodeError:
-                raise InvalidParams(
-                    name, "holds a lone surrogate that is not an escaped byte (U+DC80..U+DCFF)"
-                ) from None
+        try:
+            os.fsencode(value)
+        except UnicodeEncodeError:
+            raise InvalidParams(
+                name, "holds a lone surrogate that is not an escaped byte (U+DC80..U+DCFF)"
+            ) from None
         return value
+
+    def paths(self, name: str) -> list[str] | None:
+        """A list of paths, each read as `path` reads one."""
+        value = self._get(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise InvalidParams(name, "must be a list of path strings")
+        return [self._one_path(name, item) for item in value]
 
     def integer(self, name: str, minimum: int | None = None) -> int | None:
         value = self._get(name)

@@ -10,6 +10,10 @@
 - `$/cancelRequest` marks the request as cancelled instead of killing its
   task: handlers check the mark at safe points, so a cancelled restore never
   stops halfway.
+- The lifecycle is the specification's: before `initialize` a request gets
+  ServerNotInitialized (-32002) and a notification is dropped; `initialize`
+  is answered once; after `shutdown` a request gets InvalidRequest; `exit`
+  is always obeyed (pygls exits 0 after `shutdown`, 1 without).
 """
 
 from __future__ import annotations
@@ -17,7 +21,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
@@ -30,6 +40,10 @@ class TurnbackProtocol(LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.cancelled_ids: set[Any] = set()
+        #: An `initialize` request was accepted: it is never answered a second time.
+        self.initialize_received = False
+        #: A `shutdown` request arrived: from then on only `exit` is obeyed.
+        self.shutdown_received = False
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         # pygls calls this for every JSON object, nested ones too (metadata may hold a
@@ -66,6 +80,8 @@ class TurnbackProtocol(LanguageServerProtocol):
             if "id" in data:
                 self._reject(msg_id, "a request needs a method")
             return None
+        if method is not None and not self._lifecycle_allows(method, "id" in data, msg_id):
+            return None
         if isinstance(method, str) and method.startswith(CUSTOM_PREFIX):
             if "id" in data:
                 return JsonRPCRequestMessage(
@@ -73,7 +89,7 @@ class TurnbackProtocol(LanguageServerProtocol):
                 )
             return JsonRPCNotification(method=method, jsonrpc="2.0", params=data.get("params"))
         try:
-            return super().structure_message(data)
+            structured = super().structure_message(data)
         except JsonRpcException as error:
             if "id" in data and method is not None:
                 message = f"Invalid params for {method}: they do not match the LSP type"
@@ -83,6 +99,35 @@ class TurnbackProtocol(LanguageServerProtocol):
                 reply = error.__class__(message=message)
                 self._send_response(msg_id, None, reply.to_response_error())
             return None
+        if "id" in data and method == types.INITIALIZE:
+            self.initialize_received = True  # only once its params were readable
+        elif "id" in data and method == types.SHUTDOWN:
+            self.shutdown_received = True
+        return structured
+
+    def _lifecycle_allows(self, method: str, is_request: bool, msg_id: Any) -> bool:
+        """Whether the message may run now; refused requests are answered here."""
+        if method == types.EXIT:
+            return True
+        refusal: JsonRpcException | None = None
+        if self.shutdown_received:
+            refusal = JsonRpcInvalidRequest(
+                message=f"{method}: the server is shutting down; only exit is accepted"
+            )
+        elif method == types.INITIALIZE and self.initialize_received:
+            refusal = JsonRpcInvalidRequest(
+                message="initialize: the server is already initialized (it may be sent once)"
+            )
+        elif method != types.INITIALIZE and not self.initialize_received:
+            refusal = JsonRpcServerNotInitialized(
+                message=f"{method}: the server is not initialized; send initialize first"
+            )
+        if refusal is None:
+            return True
+        if is_request:
+            logger.warning("Refused: %s", refusal.message)
+            self._send_response(msg_id, None, refusal.to_response_error())
+        return False
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self.cancelled_ids.add(msg_id)

@@ -254,6 +254,17 @@ async def redo(ls: TurnbackServer, raw: Any) -> Any:
     return await ls.run(raw, work, changes_timeline=True)
 
 
+@server.feature("snapshot/rescue")
+async def rescue(ls: TurnbackServer, raw: Any) -> Any:
+    def work(engine: Engine, p: Params, *_: Any):
+        options = RestoreOptions(
+            force=p.boolean("force"), dry_run=p.boolean("dryRun"), dirty=ls.dirty_paths(engine)
+        )
+        return engine.rescue(p.string("session"), p.string("id"), p.paths("paths"), options)
+
+    return await ls.run(raw, work, changes_timeline=True)
+
+
 @server.feature("snapshot/list")
 async def list_turns(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
@@ -294,7 +305,10 @@ async def file_content(ls: TurnbackServer, raw: Any) -> Any:
 async def prune(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
         return engine.prune(
-            p.string("session"), p.integer("keep", minimum=0), p.string("olderThan")
+            p.string("session"),
+            p.integer("keep", minimum=0),
+            p.string("olderThan"),
+            p.boolean("rescued"),
         )
 
     return await ls.run(raw, work, changes_timeline=True)

@@ -65,8 +65,12 @@ def _reply_error(server: LanguageServer, code: int, message: str) -> None:
     server.protocol._send_response(None, None, error.to_response_error())
 
 
-def start_io(server: LanguageServer) -> None:
-    """pygls's `_start_io_async` with turnback's reader."""
+def start_io(server: LanguageServer) -> int:
+    """pygls's `_start_io_async` with turnback's reader; returns the exit code.
+
+    `exit` ends the server with SystemExit: code 0 after `shutdown`, 1 without (as LSP
+    says), which pygls's own loop swallowed.
+    """
     server._stop_event = stop = threading.Event()
     stdin = sys.stdin.buffer
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
@@ -77,14 +81,18 @@ def start_io(server: LanguageServer) -> None:
             stop, lambda: loop.run_in_executor(server.thread_pool, stdin.read1, READ_CHUNK), server
         )
 
+    code = 0
     try:
         asyncio.run(run())
     except BrokenPipeError:
         logger.error("Connection to the client is lost! Shutting down the server.")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as exited:
+        code = exited.code if isinstance(exited.code, int) else 1
     finally:
         server.shutdown()
+    return code
 
 
 def start_tcp(server: LanguageServer, host: str, port: int) -> None:

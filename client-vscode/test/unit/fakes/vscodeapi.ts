@@ -51,6 +51,8 @@ export const showWarningMessage = vi.fn();
 export const showErrorMessage = vi.fn();
 export const showQuickPick = vi.fn();
 export const showInputBox = vi.fn();
+export const withNotificationProgress = vi.fn();
+export const getExtension = vi.fn();
 
 const disposable = () => ({ dispose: () => undefined });
 
@@ -101,4 +103,6 @@ export function resetVscodeApi(): void {
     showErrorMessage.mockResolvedValue(undefined);
     showQuickPick.mockResolvedValue(undefined);
     showInputBox.mockResolvedValue(undefined);
+    withNotificationProgress.mockImplementation((_title: string, task: (report: (message: string) => void) => Promise<unknown>) => task(() => undefined));
+    getExtension.mockReturnValue(undefined);
 }

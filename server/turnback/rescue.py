@@ -1,0 +1,118 @@
+"""Putting a rescued version back: the files a forced restore overwrote.
+
+A forced redo (or undo) keeps what it overwrote as a rescued version of the
+session. A rescue is a restore like any other: it saves what it replaces
+before writing (that saved state becomes a rescued version in turn, so a
+rescue can itself be rescued back), journals its intent, and writes through
+the same planner and writer as undo and redo. It changes no turn's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidParams
+from .restore import Step
+from .timeline import REPLACED_BY_RESCUE, RescuedVersion, Timeline
+from .turndiff import relative_path
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .undo_redo import RestoreOptions
+
+
+@dataclass
+class RescueRequest:
+    version_id: str
+    #: Paths (relative, absolute or file URIs) to put back; None: every file of the version.
+    paths: list[str] | None = None
+
+
+def check_request(version_id: Any, paths: Any) -> RescueRequest:
+    """Validates the wire shapes: an id string and an optional list of path strings."""
+    if not isinstance(version_id, str) or not version_id:
+        raise InvalidParams("id", "must be the id of a rescued version (see list)")
+    if paths is not None and (
+        not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths)
+    ):
+        raise InvalidParams("paths", "must be a list of non-empty paths")
+    return RescueRequest(version_id, paths or None)
+
+
+def session_holding(timelines: list[Timeline], version_id: str) -> str | None:
+    """The session that holds rescued version `version_id`, if any."""
+    return next((t.session for t in timelines if t.find_rescued(version_id)), None)
+
+
+def select_files(engine: Engine, version: RescuedVersion, paths: list[str] | None) -> list[str]:
+    """The version's files that `paths` name (a file, or a directory holding some)."""
+    if paths is None:
+        return list(version.files)
+    chosen: set[str] = set()
+    for path in paths:
+        try:
+            rel = relative_path(engine.ws.root, path)
+        except InvalidParams as error:  # named after the list, not the single `path`
+            raise InvalidParams("paths", error.message.split(": ", 1)[-1]) from None
+        found = [f for f in version.files if not rel or f == rel or f.startswith(rel + "/")]
+        if not found:
+            raise InvalidParams("paths", f"rescued version {version.id} holds no file {rel!r}")
+        chosen.update(found)
+    return sorted(chosen)
+
+
+def rescue(
+    engine: Engine, session: str, request: RescueRequest, options: RestoreOptions
+) -> dict[str, Any]:
+    """Writes the rescued version's files back; the engine holds the repository lock."""
+    timeline = engine.store.load(session)
+    version = timeline.find_rescued(request.version_id) if timeline else None
+    if timeline is None or version is None:
+        raise InvalidParams(
+            "id", f"no rescued version {request.version_id!r} in session '{session}'"
+        )
+    files = select_files(engine, version, request.paths)
+    source = engine.tree(version.commit)
+    snap = engine.capture_paths(source, set(files))
+    saved = engine.snapshot_commit(snap, f"turnback: state replaced by rescue of {version.id}\n")
+    restorer = engine.restorer
+    plan = restorer._plan([Step(files, None, source)], snap, options, False, "rescue")
+    replaced: RescuedVersion | None = None
+    if plan.writes and not options.dry_run:
+        replaced = timeline.add_rescued(saved, REPLACED_BY_RESCUE, list(plan.writes))
+        restorer._apply("rescue", timeline, plan, snap, saved, source)
+    return _result(timeline, version, plan, replaced, options.dry_run)
+
+
+def _result(
+    timeline: Timeline,
+    version: RescuedVersion,
+    plan: Any,
+    replaced: RescuedVersion | None,
+    dry: bool,
+) -> dict[str, Any]:
+    count = len(plan.actions)
+    noun = f"{count} file{'s' if count != 1 else ''}"
+    if not plan.actions and not plan.kept:
+        message = f"Nothing to rescue: the files already hold rescued version {version.id}"
+    elif not plan.actions:
+        message = f"Put back no file of rescued version {version.id}"
+    elif dry:
+        message = f"Would put back {noun} of rescued version {version.id}"
+    else:
+        message = (
+            f"Put back {noun} of rescued version {version.id}; "
+            f"what they replaced is rescued version {replaced.id}"  # type: ignore[union-attr]
+        )
+    if plan.kept:
+        message += f" ({len(plan.kept)} kept)"
+    return {
+        "session": timeline.session,
+        "rescued": version.to_json(),
+        "files": [a.to_json() for a in plan.actions],
+        "kept": [k.to_json() for k in plan.kept],
+        "replaced": replaced.to_json() if replaced else None,
+        "message": message,
+        "dryRun": dry,
+    }
