@@ -94,7 +94,7 @@ export function statusSummary(list: ListResult | undefined): StatusSummary {
     const redoable = undoneCount(list.turns);
     let text = current ? `↶ turn ${current.turn}` : list.turns.length ? '↶ all undone' : '↶ no turns';
     if (list.running) {
-        text = `$(sync~spin) turn ${list.running.turn} running`;
+        text = `↶ turn ${list.running.turn} $(sync~spin) running`;
     }
     if (list.canRedo && redoable > 0) {
         text += ` ↷${redoable}`;

@@ -55,7 +55,7 @@ describe('a running agent turn in the status bar', () => {
         const bar = new TurnStatusBar(ctx);
         await bar.update();
         const item = api.state.statusBarItems[0];
-        expect(item.text).toBe('$(sync~spin) turn 2 running');
+        expect(item.text).toBe('↶ turn 2 $(sync~spin) running');
         expect(item.tooltip).toContain('Turn 2 is running: claude-code session c1f0');
         expect(ctx.refresh).not.toHaveBeenCalled();
 
