@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from pygls.exceptions import JsonRpcException
 
 from conftest import SERVER_ENV, read, request, start_server, to_plain, tree_state, write
@@ -181,14 +182,16 @@ def test_next_prompt_interrupts_the_previous_turn(repo: Path):
     assert tree_state(repo) == left
 
 
-# Proves Claude Code's StopFailure hook (the turn died on an API error) marks the turn
-# interrupted and seals it, so undo needs no --force and redo restores what it left.
-def test_stop_failure_hook_interrupts_the_turn(repo: Path):
+# Proves Claude Code's StopFailure hook (the turn died on an API error) and SessionEnd hook
+# (the session closed mid-turn) mark the turn interrupted and seal it, so undo needs no
+# --force, and redo restores what it left.
+@pytest.mark.parametrize("event", ["StopFailure", "SessionEnd"])
+def test_end_hooks_interrupt_the_turn(repo: Path, event: str):
     start = tree_state(repo)
     hook(repo, "UserPromptSubmit")
     agent_writes(repo)
     left = tree_state(repo)
-    hook(repo, "StopFailure")
+    hook(repo, event)
     write(repo, "mine.txt", "the user's own file\n")  # after the turn: not part of it
     listing = cli_ok(repo, "list", "--session", SESSION)
     assert (listing["turns"][0]["progress"], listing["turns"][0]["sealed"]) == (
@@ -237,4 +240,19 @@ async def test_server_refuses_undo_of_running_turn(repo: Path):
             assert data["harnessSession"] == SESSION_ID
         assert tree_state(repo) != start
         await request(client, "snapshot/undo", {"session": SESSION, "force": True})
+    assert tree_state(repo) == start
+
+
+# Proves the server takes turnQuietPeriod from its settings: with 1 s, a hook-opened turn
+# quiet for longer lists as interrupted and undoes without force.
+async def test_server_quiet_period_setting(repo: Path):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    time.sleep(1.5)
+    async with start_server(repo, turnQuietPeriod=1) as client:
+        listing = await request(client, "snapshot/list", {"session": SESSION})
+        assert (listing["turns"][0]["progress"], listing["running"]) == ("interrupted", None)
+        undone = await request(client, "snapshot/undo", {"session": SESSION})
+        assert undone["turnsUndone"] == 1
     assert tree_state(repo) == start
