@@ -177,12 +177,14 @@ class TurnProgress:
         return RUNNING, activity
 
 
-def annotate_list(engine: Engine, timeline: Timeline | None, listed: list[dict[str, Any]]) -> Any:
+def annotate_list(
+    engine: Engine, timeline: Timeline | None, listed: list[dict[str, Any]]
+) -> dict[str, Any] | None:
     """Adds `progress` to each listed turn; returns the running turn's activity JSON or None."""
     if timeline is None:
         return None
     progress = TurnProgress(engine, timeline)
-    running = None
+    running: dict[str, Any] | None = None
     by_number = {t.turn: t for t in timeline.turns}
     for item in listed:
         record = by_number[item["turn"]]
