@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-python test-portable test-vscode test-e2e e2e vsix lint format bench clean
+.PHONY: agents install demo test test-python test-portable test-vscode test-e2e e2e vsix lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,13 @@ test-python: $(STAMP)
 # The engine and LSP suites again on the paths macOS and Windows take (no inotify, no syncfs).
 test-portable: $(STAMP)
 	TURNBACK_PORTABLE=1 $(PY) -m pytest -q -p no:cacheprovider \
-		--ignore=tests/reliability --ignore=tests/test_wheel.py --ignore=tests/test_neovim.py
+		--ignore=tests/reliability --ignore=tests/test_wheel.py --ignore=tests/test_neovim.py \
+		--ignore=tests/agents
+
+# The real agents (Claude Code, Codex, Gemini CLI, OpenCode) tests/agents/ drives; `make test`
+# runs those tests whenever they are installed.
+agents:
+	scripts/install-agents.sh
 
 # The VS Code extension: unit tests, then integration tests against the real server.
 client-vscode/node_modules/.installed: client-vscode/package-lock.json

@@ -50,6 +50,7 @@ sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 
 from generate import GIT_ENV as _GENERATOR_GIT_ENV  # noqa: E402
 from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
+from hook import HOOK_CHANGED, hook_block  # noqa: E402
 
 #: The git CLI of the baselines: the generator's environment without its fixed dates, so
 #: that every baseline commit is a new object, as every turnback snapshot is.
@@ -59,13 +60,15 @@ SIZE = int(os.environ.get("BENCH_SIZE", "10000"))
 SEED = int(os.environ.get("BENCH_SEED", "1"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "7" if SIZE <= 20000 else "5"))
 COLD_REPEAT = int(os.environ.get("BENCH_COLD_REPEAT", "3" if SIZE <= 20000 else "2"))
-ALL_SECTIONS = ("floor", "cold", "capture", "undo", "diff", "rss", "growth", "cli")
+ALL_SECTIONS = ("floor", "cold", "capture", "undo", "diff", "rss", "growth", "cli", "hook")
 SECTIONS = tuple(
     s.strip() for s in os.environ.get("BENCH_SECTIONS", ",".join(ALL_SECTIONS)).split(",") if s
 )
 GROWTH_TURNS = int(os.environ.get("BENCH_GROWTH_TURNS", "100"))
 FULL_GC = os.environ.get("BENCH_FULL_GC", "1" if SIZE <= 30000 else "0") == "1"
 CHANGED = (0, 10, 1000)
+#: Result files: `<OUTPUT>.json` and `<OUTPUT>-<size>.json` (a partial run can keep its own).
+OUTPUT = os.environ.get("BENCH_OUTPUT", "results")
 
 
 def repeats(changed: int) -> int:
@@ -84,6 +87,7 @@ SERVER_ENV = {
     "TURNBACK_DATA_DIR": str(DATA_DIR),
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
+    "TURNBACK_DAEMON": "off",  # the CLI figures are in-process captures; bench/hook.py has the rest
 }
 
 from lsprotocol import types  # noqa: E402
@@ -837,6 +841,31 @@ ROWS: list[tuple[str, str, str | None]] = [
         "capture, CLI process (full scan), 10 changed",
         "capture.engine_baseline_a.10",
     ),
+    (
+        f"capture.hook_daemon.{HOOK_CHANGED}",
+        f"hook: turnback capture process, warm daemon, {HOOK_CHANGED} changed",
+        f"capture.hook_baseline_a.{HOOK_CHANGED}",
+    ),
+    (
+        f"capture.hook_daemon_inside.{HOOK_CHANGED}",
+        "  of which the daemon, request to answer (its log)",
+        f"capture.hook_baseline_a.{HOOK_CHANGED}",
+    ),
+    (
+        f"capture.hook_baseline_a.{HOOK_CHANGED}",
+        f"baseline (a), {HOOK_CHANGED} changed, interleaved with the hook",
+        None,
+    ),
+    (
+        f"capture.hook_first.{HOOK_CHANGED}",
+        f"hook: first capture, no daemon yet (starts one), {HOOK_CHANGED} changed",
+        None,
+    ),
+    (
+        f"capture.hook_cli_today.{HOOK_CHANGED}",
+        f"today's CLI (TURNBACK_DAEMON=off), interleaved with it, {HOOK_CHANGED} changed",
+        None,
+    ),
     ("capture.baseline_a.0", "baseline (a) temp index + add -A + write/commit-tree, 0", None),
     ("capture.baseline_a.10", "baseline (a), 10 changed", None),
     ("capture.baseline_a.1000", "baseline (a), 1000 changed", None),
@@ -913,6 +942,25 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
                 f"{t * 1000:.0f} ms = {t / a:.2f}x ({a * 1000:.0f} ms)",
                 t / a <= bound,
             )
+    hook = p50(f"capture.hook_daemon.{HOOK_CHANGED}")
+    hook_a = p50(f"capture.hook_baseline_a.{HOOK_CHANGED}")
+    if hook is not None and hook_a:
+        target(
+            f"hook capture process p50 <= 100 ms and <= 0.25x baseline (a), {HOOK_CHANGED} "
+            "changed, warm daemon",
+            f"{hook * 1000:.0f} ms = {hook / hook_a:.2f}x ({hook_a * 1000:.0f} ms); served by "
+            f"the daemon: {bench.notes.get('hookServedByDaemon')}",
+            hook <= 0.100 and hook / hook_a <= 0.25,
+        )
+    first = p50(f"capture.hook_first.{HOOK_CHANGED}")
+    today = p50(f"capture.hook_cli_today.{HOOK_CHANGED}")
+    if first is not None and today:
+        target(
+            "first hook (no daemon yet) no slower than today's CLI",
+            f"{first * 1000:.0f} ms vs {today * 1000:.0f} ms = {first / today:.2f}x",
+            first <= today * 1.05,
+            "within 5 %: both are one in-process full scan; samples are noisy",
+        )
     for op in ("undo", "redo"):
         for n in RESTORED:
             t = p50(f"{op}.lsp.{n}")
@@ -1027,6 +1075,9 @@ def main() -> None:
     if any(s in SECTIONS for s in ("capture", "undo", "diff", "rss")):
         asyncio.run(bench.lsp_block())
     bench.engine_block()
+    if "hook" in SECTIONS:
+        hook_block(bench, SERVER_ENV, REPEAT)
+        log("  hook captures: done")
     built = build_summary(bench)
     result = {
         "command": command,
@@ -1050,11 +1101,12 @@ def main() -> None:
     }
     result["targets"] = targets(bench, built["summary"])
     text = json.dumps(result, indent=1) + "\n"
-    (BENCH_DIR / "results.json").write_text(text)
-    (BENCH_DIR / f"results-{SIZE}.json").write_text(text)
+    (BENCH_DIR / f"{OUTPUT}.json").write_text(text)
+    (BENCH_DIR / f"{OUTPUT}-{SIZE}.json").write_text(text)
     print_table(result)
     print(
-        f"\nwrote bench/results.json and bench/results-{SIZE}.json in {result['durationSeconds']} s"
+        f"\nwrote bench/{OUTPUT}.json and bench/{OUTPUT}-{SIZE}.json in "
+        f"{result['durationSeconds']} s"
     )
     shutil.rmtree(DATA_DIR, ignore_errors=True)
     if os.environ.get("BENCH_KEEP") != "1":  # the scratch copies; the cache stays

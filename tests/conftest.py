@@ -33,6 +33,9 @@ SERVER_ENV = {
     "XDG_CONFIG_HOME": str(_HOME / ".config"),
     "TURNBACK_DATA_DIR": str(DATA_DIR),
     "GIT_CONFIG_NOSYSTEM": "1",
+    # A CLI capture would otherwise start a background daemon that outlives the test;
+    # tests/test_daemon.py turns it on where it is the subject.
+    "TURNBACK_DAEMON": "off",
 }
 #: The git CLI in tests: an identity through the environment only.
 GIT_ENV = {

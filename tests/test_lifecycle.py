@@ -86,3 +86,13 @@ def test_exit_without_shutdown_exits_1(raw: RawServer, repo: Path, initialized: 
         raw.notify("initialized", {})
     raw.notify("exit", None)
     assert raw.proc.wait(15) == 1
+
+
+# Ensures a client that sends `exit` right behind `shutdown`, without waiting for its answer
+# (while the shutdown handler still closes the engines), still gets exit code 0.
+def test_exit_right_behind_shutdown_exits_0(raw: RawServer, repo: Path):
+    assert "result" in raw.request("initialize", _initialize_params(repo), timeout=60)
+    raw.notify("initialized", {})
+    raw.write({"jsonrpc": "2.0", "id": raw.next_id(), "method": "shutdown"})
+    raw.notify("exit", None)
+    assert raw.proc.wait(15) == 0

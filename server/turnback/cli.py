@@ -3,7 +3,9 @@
 An agent harness calls it from its hooks (`turnback capture --label ...`
 before a turn, `turnback capture --phase after` after it); a person uses it
 to list, diff, undo and redo from a terminal. `turnback serve` starts the
-language server.
+language server, `turnback daemon` the background server a capture goes to first.
+Only argparse and the standard library load up front: a hook that a running
+daemon answers never imports pygit2.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import io
 import json
 import os
 import sys
-from typing import Any, NoReturn
 
 from . import __version__
-from .errors import INVALID_PARAMS, REQUEST_FAILED, TurnbackError
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_FAILED, InvalidParams, TurnbackError
+
+TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 #: Options that carry text into the timeline or a ref name: they must be valid UTF-8.
@@ -51,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     serve.add_argument("--log-file", help="write the server's log here")
+
+    daemon = sub.add_parser("daemon", help="serve captures for one work tree in the background")
+    daemon.add_argument("-C", "--workspace", default=".", help="work tree (default: .)")
+    daemon.add_argument(
+        "--idle-timeout", type=float, metavar="SECONDS", help="exit after this long unused"
+    )
 
     capture = sub.add_parser("capture", parents=[common], help="snapshot before/after a turn")
     capture.add_argument("--label")
@@ -179,8 +190,6 @@ def _env_settings() -> Any:
 
 def _workspace(args: argparse.Namespace) -> str:
     """The -C folder as an absolute path; bad input is InvalidParams (exit 2)."""
-    from .errors import InvalidParams
-
     try:
         folder = os.path.abspath(args.workspace)
     except FileNotFoundError:  # the shell's current directory was deleted
@@ -193,8 +202,6 @@ def _workspace(args: argparse.Namespace) -> str:
 
 def _check_text(args: argparse.Namespace) -> None:
     """Text that would go into the timeline or a ref must be UTF-8; paths need not be."""
-    from .errors import InvalidParams
-
     for attribute, field in _TEXT_OPTIONS.items():
         value = getattr(args, attribute, None)
         try:
@@ -218,10 +225,12 @@ def from_here(folder: str, path: str) -> str:
 
 
 def run_command(args: argparse.Namespace) -> dict[str, Any]:
-    from .engine import Engine
-
     folder = _workspace(args)
     _check_text(args)
+    if args.command == "capture":
+        return _capture(args, folder)
+    from .engine import Engine
+
     engine = Engine(folder, _env_settings())
     try:
         return _dispatch(engine, args, folder)
@@ -230,20 +239,35 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
             print(f"turnback: {message}", file=sys.stderr)
 
 
+def _capture(args: argparse.Namespace, folder: str) -> dict[str, Any]:
+    """Through the work tree's daemon when one answers; else in process, then start one."""
+    from .daemon.capture import capture
+
+    messages: list[str] = []
+    try:
+        return capture(
+            folder, args.session, args.label, args.phase, _metadata(args.metadata), messages
+        )
+    finally:
+        for message in messages:
+            print(f"turnback: {message}", file=sys.stderr)
+
+
+def _metadata(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        metadata = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidParams("metadata", f"is not valid JSON ({error})") from None
+    if not isinstance(metadata, dict):
+        raise InvalidParams("metadata", "must be a JSON object")
+    return metadata
+
+
 def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, Any]:
     from .engine import RestoreOptions
-    from .errors import InvalidParams
 
-    if args.command == "capture":
-        metadata = None
-        if args.metadata is not None:
-            try:
-                metadata = json.loads(args.metadata)
-            except json.JSONDecodeError as error:
-                raise InvalidParams("metadata", f"is not valid JSON ({error})") from None
-            if not isinstance(metadata, dict):
-                raise InvalidParams("metadata", "must be a JSON object")
-        return engine.capture(args.session, args.label, args.phase, metadata)
     if args.command in ("undo", "redo"):
         if args.count < 1:
             raise InvalidParams("count", "must be >= 1")
@@ -269,6 +293,14 @@ def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, A
     return engine.prune(args.session, args.keep, args.older_than, args.rescued)
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
@@ -284,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
         from .lsp.main import serve
 
         return serve(args.tcp, args.log_file)
+    if args.command == "daemon":
+        from .daemon.service import run
+
+        return run(args.workspace, args.idle_timeout)
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as bytes
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="surrogateescape")
@@ -298,9 +334,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             print(f"turnback: {error.message}", file=sys.stderr)
-        return {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}.get(
-            error.code, EXIT_FAILED
-        )
+        codes = {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}
+        return codes.get(error.code, EXIT_INTERNAL if error.code == INTERNAL_ERROR else EXIT_FAILED)
     except OSError as error:  # the file system refused (permissions, a full disk, ...)
         where = f": {os.fsdecode(error.filename)}" if error.filename is not None else ""
         print(f"turnback: {error.strerror or error}{where}", file=sys.stderr)
@@ -309,10 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     if args.json:
-        from .gitpaths import is_utf8
-
         text = json.dumps(result, ensure_ascii=False)
-        print(text if is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
+        print(text if _is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
     else:
         _print_human(args.command, result)
     return EXIT_OK

@@ -8,6 +8,7 @@ acting on one repository at once are serialised.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +34,7 @@ from .hooks.hints import add_agent_hint
 from .journal import Journal
 from .locking import repository_lock
 from .repository import WorkspaceRepo, open_workspace
-from .restore import RestoreError, apply_plan
+from .restore import KeptFile, RestoreError, apply_plan
 from .scanner import Progress, Scanner, Snapshot
 from .timeline import (
     ACTIVE,
@@ -168,6 +169,14 @@ class Engine:
                 self._last_full_scan = time.monotonic()
             return snap
 
+    def warm_up(self) -> None:
+        """A full scan now, under the lock, so the next capture takes the watcher path.
+
+        Writes no turn: a daemon does it once it watches, before any hook asks.
+        """
+        with self._locked():
+            self.capture_now(None, None)
+
     # ---- the watcher -----------------------------------------------------------------------
 
     def enable_watcher(self) -> bool:
@@ -235,6 +244,31 @@ class Engine:
         end = self.end_tree(timeline, turn)
         return changed_paths(self.repo, self.tree(turn.before), end if end is not None else now)
 
+    def left_out(
+        self,
+        timeline: Timeline,
+        oldest: TurnRecord,
+        newest: TurnRecord,
+        now: Snapshot | None,
+    ) -> list[KeptFile]:
+        """What the turns' captures left out that was not left out before them (a file too
+        large, an excluded directory, a FIFO they made): an undo keeps these, and says so."""
+        following = timeline.next_after(newest)
+        if now is not None:
+            end = [s.to_json() for s in now.skipped]
+        elif newest.after_skipped is not None:
+            end = newest.after_skipped
+        elif following is not None:
+            end = following.skipped
+        else:
+            return []
+        before = {(s["path"], s["reason"]) for s in oldest.skipped}
+        return [
+            KeptFile(s["path"], s["reason"])
+            for s in end
+            if (s["path"], s["reason"]) not in before and os.path.lexists(self.ws.root / s["path"])
+        ]
+
     def turn_json(self, timeline: Timeline, turn: TurnRecord) -> dict[str, Any]:
         return turn.to_json(timeline.session)
 
@@ -274,6 +308,7 @@ class Engine:
             if phase == "after":
                 turn = timeline.active[-1]
                 turn.after = self.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
+                turn.after_skipped = [s.to_json() for s in snap.skipped]
                 turn.sealed_at = stamp
                 if metadata is not None:
                     turn.metadata = metadata

@@ -6,7 +6,10 @@ The engine raises these; the LSP server and the CLI map them to JSON-RPC codes
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
+
 
 #: JSON-RPC InvalidParams: a parameter is malformed.
 INVALID_PARAMS = -32602
@@ -111,6 +114,12 @@ class WorkTreeChanging(RequestFailed):
     """Files kept changing while they were being read, so no consistent snapshot exists."""
 
     reason = "workTreeChanging"
+
+
+class UnsupportedRepository(RequestFailed):
+    """The repository uses a git feature libgit2 cannot read (a sparse index, say)."""
+
+    reason = "unsupportedRepository"
 
 
 class RestoreFailed(RequestFailed):

@@ -5,7 +5,11 @@ snapshot. libgit2 compares it with the work tree by stat data, so only files
 whose stat changed are hashed, and `write_tree` reuses the cached subtrees, so
 only directories on changed paths become new tree objects. The index file is
 seeded from the user's index, so the first capture in a repository also
-starts warm.
+starts warm; entries whose blob may not be the bytes on disk (line-ending
+conversion, filters, skip-worktree) are hashed again, raw, once (seedcheck.py).
+
+Files are always hashed raw, with no filter, and never opened unless they are
+regular files: a FIFO, socket or device is reported, never read.
 """
 
 from __future__ import annotations
@@ -18,15 +22,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffOption, FileMode
+from pygit2.enums import DeltaStatus, DiffOption
 
 from .config import Settings
 from .errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
+from .gitpaths import path_is_ignored
 from .gitrefs import set_ref
+from .pygit2_internals import attach_repository
+from .rawhash import file_mode, hash_path
 from .repository import WorkspaceRepo
+from .seedcheck import untrusted_entries
+from .specialfiles import SpecialFileWalk
 from .statcache import add_with_stat
 from .treeops import Entry, tree_with
-from .untracked import IGNORED, NESTED_REPOSITORY, Skipped, UntrackedPolicy, too_many_files
+from .untracked import (
+    IGNORED,
+    NESTED_REPOSITORY,
+    SPECIAL_FILE,
+    SUBMODULE,
+    Skipped,
+    UntrackedPolicy,
+    is_special,
+    too_many_files,
+)
 from .userindex import UserIndex
 from .workwriter import under_real_dirs
 
@@ -48,19 +66,6 @@ class Snapshot:
 
     tree: pygit2.Oid
     skipped: list[Skipped] = field(default_factory=list)
-
-
-def file_mode(st: os.stat_result) -> int:
-    if stat.S_ISLNK(st.st_mode):
-        return FileMode.LINK
-    return FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
-
-
-def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid:
-    """Writes the file's exact bytes (a symlink's target) as a blob, with no filters."""
-    if stat.S_ISLNK(st.st_mode):
-        return repo.create_blob(os.fsencode(os.readlink(full)))
-    return repo.create_blob_fromdisk(full)
 
 
 #: A capture whose files keep changing under it is retried this often, then refused.
@@ -120,6 +125,9 @@ class Scanner:
         #: The private index is a fresh copy of the user's (or empty): nothing in it is
         #: untracked, so there is nothing for new ignore rules to drop.
         self._seeded = False
+        #: Present from seeding until a full capture has hashed the untrusted seeded
+        #: entries again (seedcheck.py), so a capture that fails first still does it.
+        self._unverified = ws.state_dir / "index.unverified"
 
     def _private_index(self) -> pygit2.Index:
         if self._index is None:
@@ -142,14 +150,14 @@ class Scanner:
             settings,
             tracked_dir=self.user_index.tracks_dir,
             plain_folder=self.ws.shadow,
+            is_submodule=self.user_index.is_submodule,
         )
 
     def _open_index(self) -> pygit2.Index | None:
         if not self._index_path.exists():
             return None
         index = pygit2.Index(str(self._index_path))
-        # A standalone index reads and writes only its own file; diffing needs the repo.
-        index._repo = self.ws.repo
+        attach_repository(index, self.ws.repo)
         if index.conflicts is not None:
             for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
                 del index.conflicts[path]
@@ -161,6 +169,7 @@ class Scanner:
         self._tree = None
         self._index_path.unlink(missing_ok=True)
         self._seeded = True
+        self._unverified.touch()
         user = self.ws.user_index_path
         if user is not None and user.exists():
             shutil.copyfile(user, self._index_path)
@@ -245,15 +254,18 @@ class Scanner:
         plain = self.ws.shadow
         policy = self._policy(settings)
         report("Scanning the work tree", None)
+        specials = SpecialFileWalk(str(self.ws.root), settings.excluded_directories)
         deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
         check_cancel()
 
-        skipped: dict[str, Skipped] = {}
-        to_add: list[str] = []
+        skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
+        verify = fresh or self._unverified.exists()
+        to_add: list[str] = self._untrusted(index) if verify else []
         for delta in deltas:
             path = delta.new_file.path
             if delta.status == DeltaStatus.DELETED:
                 index.remove(path)
+                self._note_special(path, skipped)  # libgit2 does not list FIFOs or sockets
             elif delta.status == DeltaStatus.UNTRACKED and path.endswith("/"):
                 rel_dir = path.rstrip("/")
                 if os.path.lexists(self.ws.root / rel_dir / ".git"):
@@ -274,6 +286,8 @@ class Scanner:
                     if verdict is not IGNORED:
                         skipped[verdict.path] = verdict
 
+        for path in specials.result():
+            self._note_special(path, skipped)
         changed = {d.new_file.path for d in deltas}
         rules_changed = any(p.rpartition("/")[2] == ".gitignore" for p in changed)
         if not fresh and (not plain or rules_changed or settings != self._last_settings):
@@ -281,7 +295,7 @@ class Scanner:
         self._last_settings = settings
 
         root = str(self.ws.root)
-        found = self._within_limits(index, to_add, settings)
+        found = self._within_limits(index, list(dict.fromkeys(to_add)), settings, skipped)
         total = len(found)
         for done, (path, st) in enumerate(found, 1):
             if done % 200 == 0:
@@ -299,7 +313,30 @@ class Scanner:
         self._anchor(tree)
         self._tree = tree
         index.write()
+        if verify:
+            self._unverified.unlink(missing_ok=True)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _submodules(self) -> list[str]:
+        return [] if self.ws.shadow else self.user_index.submodules()
+
+    def _untrusted(self, index: pygit2.Index) -> list[str]:
+        """Seeded entries to hash again, raw (see seedcheck.py)."""
+        common = None if self.ws.shadow else self.ws.lock_path.parent.parent
+        return untrusted_entries(self.ws.repo, index, self.ws.root, common)
+
+    def _note_special(self, path: str, skipped: dict[str, Skipped]) -> None:
+        """Reports `path` when a FIFO, socket or device stands there (never opening it)."""
+        try:
+            st = os.lstat(self.ws.root / path)
+        except OSError:
+            return
+        if is_special(st) and not self._ignored_untracked(path):
+            skipped[path] = Skipped(path, SPECIAL_FILE)
+
+    def _ignored_untracked(self, path: str) -> bool:
+        tracked = not self.ws.shadow and self.user_index.tracks(path)
+        return not tracked and path_is_ignored(self.ws.repo, path)
 
     def _capture_changed(self, settings: Settings, changed: set[str]) -> Snapshot:
         """The watcher's path: look only at what changed; costs grow with the change.
@@ -314,7 +351,7 @@ class Scanner:
             return self._capture(settings, None, None)
         policy = self._policy(settings)
         root = str(self.ws.root)
-        skipped: dict[str, Skipped] = {}
+        skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
         changes: dict[str, Entry | None] = {}
         to_add: list[str] = []
 
@@ -333,7 +370,10 @@ class Scanner:
                 if st is None:
                     index.remove_directory(path)
                 continue
-            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            if is_special(st):
+                drop(path)  # the snapshot must not claim what stood there before
+                if not self._ignored_untracked(path):
+                    skipped[path] = Skipped(path, SPECIAL_FILE)
                 continue
             if not self.ws.shadow and self.user_index.tracks(path):
                 to_add.append(path)
@@ -348,7 +388,7 @@ class Scanner:
                 if verdict.path != path:  # a whole directory is now left out
                     index.remove_directory(verdict.path)
                     changes[verdict.path] = None
-        for path, st in self._within_limits(index, to_add, settings):
+        for path, st in self._within_limits(index, to_add, settings, skipped):
             oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
             if oid is None:
                 drop(path)
@@ -369,7 +409,11 @@ class Scanner:
             self._index.write()
 
     def _within_limits(
-        self, index: pygit2.Index, paths: list[str], settings: Settings
+        self,
+        index: pygit2.Index,
+        paths: list[str],
+        settings: Settings,
+        skipped: dict[str, Skipped],
     ) -> list[tuple[str, os.stat_result]]:
         """The files to hash with their stat, or WorkspaceTooLarge before anything is written."""
         count = len(index) + sum(path not in index for path in paths)
@@ -382,8 +426,12 @@ class Scanner:
             try:
                 st = os.lstat(os.path.join(root, path))
             except OSError:
+                st = None
+            if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
                 if path in index:
                     index.remove(path)
+                if st is not None and is_special(st):
+                    skipped[path] = Skipped(path, SPECIAL_FILE)
                 continue
             total += st.st_size
             found.append((path, st))
@@ -431,6 +479,8 @@ class Scanner:
                 continue
             tracked = not self.ws.shadow and self.user_index.tracks(path)
             verdict = None if tracked else policy.file_verdict(path, st)
+            if tracked and is_special(st):
+                verdict = Skipped(path, SPECIAL_FILE)
             if verdict is not None:
                 changes[path] = None
                 if verdict is not IGNORED:

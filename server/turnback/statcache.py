@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 
 import pygit2
-from pygit2 import C, ffi
-from pygit2.errors import check_error
-from pygit2.utils import encode_fs_path
+
+from .pygit2_internals import add_entry, new_entry
 
 _MASK32 = 0xFFFFFFFF
 
@@ -22,9 +21,7 @@ _MASK32 = 0xFFFFFFFF
 def add_with_stat(
     index: pygit2.Index, path: str, oid: pygit2.Oid, mode: int, st: os.stat_result
 ) -> None:
-    entry = ffi.new("git_index_entry *")
-    ffi.buffer(ffi.addressof(entry, "id"))[:] = oid.raw[:]
-    entry.mode = int(mode)
+    entry, _name = new_entry(path, oid, mode)
     entry.ctime.seconds = int(st.st_ctime) & _MASK32
     entry.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000
     entry.mtime.seconds = int(st.st_mtime) & _MASK32
@@ -34,6 +31,4 @@ def add_with_stat(
     entry.uid = st.st_uid & _MASK32
     entry.gid = st.st_gid & _MASK32
     entry.file_size = st.st_size & _MASK32
-    name = ffi.new("char[]", encode_fs_path(path))
-    entry.path = name
-    check_error(C.git_index_add(index._index, entry), io=True)
+    add_entry(index, entry)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,8 @@ class TurnRecord:
     replaced: str | None = None
     #: The turns undone together with this one, as [oldest, newest] turn numbers.
     batch: list[int] | None = None
+    #: What the latest "after" capture left out (`skipped` is the "before" capture's).
+    after_skipped: list[dict[str, str]] | None = None
     #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.
     interrupted: str | None = None
 
@@ -95,6 +97,10 @@ class TurnRecord:
         }
         if self.sealed_at:
             out["sealedAt"] = self.sealed_at
+        if self.sealed and self.after_skipped is not None:
+            # Each capture reports its own: once sealed, the "after" capture's.
+            out["skipped"] = self.after_skipped
+            out["skippedBefore"] = self.skipped
         return out
 
 
@@ -116,7 +122,7 @@ class RescuedVersion:
     def from_json(cls, data: Any) -> RescuedVersion:
         if isinstance(data, str):  # timelines written before rescued versions had details
             return cls(id=data[:16], commit=data, created_at="", reason=FORCED_REDO)
-        return cls(**data)
+        return cls(**_known_fields(cls, data))
 
     def to_json(self) -> dict[str, Any]:
         """The protocol's RescuedVersion."""
@@ -126,6 +132,12 @@ class RescuedVersion:
             "reason": self.reason,
             "files": self.files,
         }
+
+
+def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The keys `cls` has: a timeline a newer turnback wrote still loads (its extras dropped)."""
+    names = {f.name for f in fields(cls)}
+    return {key: value for key, value in data.items() if key in names}
 
 
 @dataclass
@@ -178,7 +190,7 @@ class Timeline:
     def from_json(cls, data: dict[str, Any]) -> Timeline:
         return cls(
             session=data["session"],
-            turns=[TurnRecord(**t) for t in data.get("turns", [])],
+            turns=[TurnRecord(**_known_fields(TurnRecord, t)) for t in data.get("turns", [])],
             next_turn=data.get("nextTurn", 1),
             updated_at=data.get("updatedAt", ""),
             last_capture_at=data.get("lastCaptureAt", ""),

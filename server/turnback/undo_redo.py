@@ -214,6 +214,9 @@ class Restorer:
         )
         step = Step(paths, self.engine.tree(newest.after), self.engine.tree(oldest.before))
         plan = self._plan([step], snap, options, newest.sealed, "undo")
+        seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
+        left_out = self.engine.left_out(timeline, oldest, newest, snap if end is None else None)
+        plan.kept += [k for k in left_out if k.path not in seen]
         if not options.dry_run:
             for turn in batch:
                 turn.state = UNDONE

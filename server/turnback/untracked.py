@@ -24,6 +24,16 @@ TOO_LARGE = "tooLarge"
 TOO_MANY_FILES = "tooManyFiles"
 EXCLUDED_DIRECTORY = "excludedDirectory"
 NESTED_REPOSITORY = "nestedRepository"
+#: A FIFO, socket or device: never opened (reading a FIFO would block), never captured.
+SPECIAL_FILE = "specialFile"
+#: A submodule: the snapshot keeps the commit your index records, not its files.
+SUBMODULE = "submodule"
+
+
+def is_special(st: os.stat_result) -> bool:
+    """Neither a regular file, a symlink nor a directory: a FIFO, socket or device."""
+    mode = st.st_mode
+    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode))
 
 
 def too_many_files(count: int, limit: int) -> WorkspaceTooLarge:
@@ -64,12 +74,14 @@ class UntrackedPolicy:
         settings: Settings,
         tracked_dir: Callable[[str], bool],
         plain_folder: bool,
+        is_submodule: Callable[[str], bool] = lambda _path: False,
     ) -> None:
         self.root = root
         self.repo = repo
         self.settings = settings
         self.tracked_dir = tracked_dir
         self.plain_folder = plain_folder
+        self.is_submodule = is_submodule
         self._excluded = set(settings.excluded_directories)
         self._dir_verdicts: dict[str, Skipped | None] = {}
         #: Files found by walks; a runaway walk (a home directory) stops at the snapshot limit.
@@ -100,7 +112,8 @@ class UntrackedPolicy:
             if parts[-1] in self._excluded:
                 verdict = Skipped(rel_dir, EXCLUDED_DIRECTORY)
             elif self._is_repository(rel_dir):
-                verdict = Skipped(rel_dir, NESTED_REPOSITORY)
+                reason = SUBMODULE if self.is_submodule(rel_dir) else NESTED_REPOSITORY
+                verdict = Skipped(rel_dir, reason)
             elif not self.plain_folder:
                 top = self._top_untracked_dir(parts + ["x"])
                 if top is not None and "/".join(parts[:top]) == rel_dir:
@@ -124,7 +137,9 @@ class UntrackedPolicy:
                 return IGNORED
         if stat.S_ISREG(st.st_mode) and st.st_size > self.settings.untracked_file_size_limit:
             return Skipped(path, TOO_LARGE)
-        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        if is_special(st):
+            return Skipped(path, SPECIAL_FILE)
+        if stat.S_ISDIR(st.st_mode):
             return IGNORED
         return None
 

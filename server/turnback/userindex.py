@@ -12,9 +12,12 @@ from __future__ import annotations
 import os
 
 import pygit2
-from pygit2 import C, ffi
 
+from .errors import UnsupportedRepository
+from .pygit2_internals import entry_at, entry_path
 from .repository import WorkspaceRepo
+
+GITLINK = 0o160000
 
 
 class UserIndex:
@@ -25,6 +28,7 @@ class UserIndex:
         self._stamp: tuple[int, int, int] | None = None
         self.index: pygit2.Index | None = None
         self._tree: pygit2.Tree | None = None
+        self._submodules: list[str] | None = None
 
     def refresh(self) -> bool:
         """Reloads the user's index if its file changed; says whether it did."""
@@ -37,9 +41,9 @@ class UserIndex:
         if stamp == self._stamp and (self.index is not None or stamp is None):
             return False
         self._stamp = stamp
-        self.index, self._tree = None, None
+        self.index, self._tree, self._submodules = None, None, None
         if st is not None and path is not None:
-            self.index = pygit2.Index(str(path))
+            self.index = _open(self.ws.repo, str(path))
         return True
 
     @property
@@ -56,14 +60,58 @@ class UserIndex:
     def tracks(self, path: str) -> bool:
         return self.index is not None and path in self.index
 
+    def is_submodule(self, path: str) -> bool:
+        """Whether the user's index records `path` as a submodule (a gitlink)."""
+        if self.index is None:
+            return False
+        try:
+            return self.index[path].mode == GITLINK
+        except (KeyError, ValueError):
+            return False
+
+    def submodules(self) -> list[str]:
+        """Submodules named in the root `.gitmodules` that the index records and that are
+        checked out: their files are never snapshotted, so every capture reports them."""
+        if self._submodules is None:
+            self._submodules = []
+            gitmodules = self.ws.root / ".gitmodules"
+            if self.index is not None and gitmodules.is_file():
+                try:
+                    config = pygit2.Config(str(gitmodules))
+                    paths = {e.value for e in config if e.name.endswith(".path") and e.value}
+                except (pygit2.GitError, ValueError):
+                    paths = set()
+                self._submodules = sorted(p for p in paths if self.is_submodule(p))
+        return [p for p in self._submodules if os.path.lexists(self.ws.root / p / ".git")]
+
     def tracks_dir(self, rel_dir: str) -> bool:
         return self.index is not None and _has_entry_under(self.index, os.fsencode(rel_dir) + b"/")
+
+
+def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
+    """The user's index, or a clear error for one libgit2 cannot read."""
+    try:
+        sparse = repo.config.get_bool("index.sparse")
+    except (KeyError, pygit2.GitError, ValueError):
+        sparse = False
+    if sparse:
+        raise UnsupportedRepository(
+            "This repository uses a sparse index (index.sparse=true), which turnback "
+            "cannot read. Turn it off with `git sparse-checkout init --no-sparse-index` "
+            "(the sparse checkout itself stays). Nothing was recorded."
+        )
+    try:
+        return pygit2.Index(path)
+    except pygit2.GitError as error:
+        raise UnsupportedRepository(
+            f"turnback cannot read this repository's index ({error}). Nothing was recorded."
+        ) from None
 
 
 # git writes index entries sorted by their path's bytes (whatever core.ignoreCase says),
 # and an index opened on its own keeps that order.
 def _entry_path(index: pygit2.Index, position: int) -> bytes:
-    return ffi.string(C.git_index_get_byindex(index._index, position).path)
+    return entry_path(entry_at(index, position))
 
 
 def _has_entry_under(index: pygit2.Index, prefix: bytes) -> bool:

@@ -63,6 +63,8 @@ export interface Turn {
     sealedAt?: string;
     metadata: Record<string, unknown> | null;
     skipped: Skipped[];
+    /** Sealed turns: what the "before" capture left out (`skipped` is the "after" one's). */
+    skippedBefore?: Skipped[];
     /** Only with `snapshot/list` `includeFiles: true`. */
     files?: TurnFile[];
     /** Only in `snapshot/list` results. */

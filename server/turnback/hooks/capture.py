@@ -1,22 +1,25 @@
-"""The one place a hook captures: today in this process, later through a running server.
+"""The one place a hook captures: through the work tree's daemon, else in process.
 
 `capture(cwd, params)` takes the `snapshot/capture` params of protocol.md and
-returns its result (a Turn). The engine and pygit2 are imported here, lazily, so a
-hook that does not capture never pays for them; routing the call to a daemon
-changes this function only.
+returns its result (a Turn). `daemon.capture` asks a running `turnback daemon` first
+(the watcher path: only what changed is looked at) and otherwise captures in this
+process, importing the engine and pygit2 only then, and starts a daemon for the next
+hook. Its errors carry `.data["reason"]` whichever way the capture went.
 """
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def capture(cwd: str, params: dict[str, Any]) -> dict[str, Any]:
     """Runs `snapshot/capture` with `params` on the work tree holding `cwd`."""
-    from ..engine import Engine
+    from ..daemon.capture import capture as capture_anywhere
 
-    engine = Engine(cwd)
-    return engine.capture(
+    return capture_anywhere(
+        cwd,
         params.get("session"),
         params.get("label"),
         params.get("phase", "before"),

@@ -21,6 +21,11 @@ class _ExpectedErrors(logging.Filter):
         return not (isinstance(error, JsonRpcException) and error.code != INTERNAL_ERROR)
 
 
+def quiet_expected_errors() -> None:
+    """Keeps the log for what needs a look (`turnback serve` and `turnback daemon`)."""
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
+
+
 #: The CLI's exit codes for a server that cannot start: refused, bad input.
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -53,7 +58,7 @@ def _serve(tcp: str | None, log_file: str | None) -> int:
         raise InvalidParams(
             "log-file", f"cannot be written ({error.strerror}): {log_file}"
         ) from None
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
+    quiet_expected_errors()
     from .server import server
     from .transport import start_io, start_tcp
 

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import Any
 
 from lsprotocol import types
@@ -28,7 +29,7 @@ from pygls.exceptions import (
     JsonRpcInvalidRequest,
     JsonRpcServerNotInitialized,
 )
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 logger = logging.getLogger(__name__)
@@ -128,6 +129,16 @@ class TurnbackProtocol(LanguageServerProtocol):
             logger.warning("Refused: %s", refusal.message)
             self._send_response(msg_id, None, refusal.to_response_error())
         return False
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """Exit code 0 once `shutdown` was asked for, even while its handler still runs.
+
+        pygls decides on a flag its shutdown handler sets at the end; a client that sends
+        `exit` right behind `shutdown` would otherwise get code 1.
+        """
+        self._shutdown = self._shutdown or self.shutdown_received
+        yield from super().lsp_exit(*args)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self.cancelled_ids.add(msg_id)

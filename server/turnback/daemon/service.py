@@ -1,0 +1,264 @@
+"""`turnback daemon`: the LSP server's handlers and engine, served on a private socket.
+
+One daemon per work tree (an exclusive lock on `daemon/lock`, which also holds
+its pid). It initialises the same pygls server `turnback serve` runs, as if an
+editor had opened the work tree, watches the work tree (inotify) and does one
+full scan up front, so hook captures take the watcher path. It listens on
+`daemon/sock` (0600 in a 0700 directory), serves only processes of its own
+user, and exits after `idle` seconds without a request. Every operation takes
+the repository lock and recovers interrupted restores as any process does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import socket
+import time
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+
+from ..errors import TurnbackError
+from ..lsp.framing import INVALID_REQUEST, PARSE_ERROR, FrameError, FrameParser
+from ..lsp.transport import READ_CHUNK, _reply_error
+from . import mux
+from .client import workspace_uri
+from .paths import Location, locate, socket_address
+from .security import make_private_dir, peer
+
+logger = logging.getLogger("turnback.daemon")
+
+IDLE_ENV = "TURNBACK_DAEMON_IDLE_TIMEOUT"
+IDLE_CONFIG = "turnback.daemonIdleTimeout"
+#: Long enough to span an agent's turn between its "before" and "after" hooks.
+DEFAULT_IDLE_TIMEOUT = 300.0
+_LOG_LIMIT = 1024 * 1024
+
+
+def idle_timeout(flag: float | None, engine: Any) -> float:
+    """The idle time: the flag, else the environment, else git config, else the default."""
+    if flag is not None:
+        return flag
+    for source in (os.environ.get(IDLE_ENV), _git_config(engine)):
+        with contextlib.suppress(TypeError, ValueError):
+            value = float(source)  # type: ignore[arg-type]
+            if value > 0:
+                return value
+    return DEFAULT_IDLE_TIMEOUT
+
+
+def _git_config(engine: Any) -> str | None:
+    try:
+        return engine.repo.config[IDLE_CONFIG]
+    except (KeyError, ValueError):
+        return None
+
+
+def run(folder: str, idle: float | None = None) -> int:
+    """Runs the daemon for the work tree holding `folder` until it has been idle."""
+    location = locate(folder)
+    if location is None:
+        raise SystemExit(f"turnback: not a directory: {folder}")
+    os.makedirs(location.state_dir, exist_ok=True)
+    make_private_dir(location.dir)
+    lock_fd = os.open(location.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock_fd)
+        return 0  # one daemon per work tree: the running one serves
+    os.ftruncate(lock_fd, 0)
+    os.write(lock_fd, f"{os.getpid()}\n".encode())
+    _log_to(location.log)
+    try:
+        return asyncio.run(Daemon(location).serve(idle))
+    except Exception:
+        logger.exception("daemon failed")
+        return 1
+    finally:
+        logger.info("exit (pid %d)", os.getpid())
+        os.close(lock_fd)
+
+
+def _log_to(path: str) -> None:
+    with contextlib.suppress(OSError):
+        if os.path.getsize(path) > _LOG_LIMIT:
+            os.replace(path, path + ".1")
+    handler = logging.FileHandler(path)
+    os.chmod(path, 0o600)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+class Daemon:
+    def __init__(self, location: Location) -> None:
+        self.location = location
+        self.writer = mux.MuxWriter()
+        self.connections = 0
+        self.last_activity = time.monotonic()
+        self.stop = asyncio.Event()
+
+    async def serve(self, idle: float | None) -> int:
+        from ..lsp.main import quiet_expected_errors
+        from ..lsp.server import server
+
+        quiet_expected_errors()
+        self.server = server
+        engine = await self._initialize()
+        if engine is None:
+            return 1
+        timeout = idle_timeout(idle, engine)
+        listener = self._listen()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(signum, self.stop.set)
+        unix_server = await asyncio.start_unix_server(self._connection, sock=listener)
+        bound = os.stat(self.location.socket).st_ino
+        logger.info(
+            "listening on %s for %s (pid %d, idle timeout %.0f s)",
+            self.location.socket,
+            self.location.root,
+            os.getpid(),
+            timeout,
+        )
+        try:
+            await asyncio.to_thread(engine.warm_up)
+        except TurnbackError as error:  # keep serving: captures answer the same error, fast
+            logger.warning("first scan failed: %s", error.message)
+        logger.info("warm (pid %d): the next capture takes the watcher path", os.getpid())
+        watchdog = loop.create_task(self._idle_watch(timeout))
+        await self.stop.wait()
+        watchdog.cancel()
+        unix_server.close()
+        with contextlib.suppress(OSError):
+            if os.stat(self.location.socket).st_ino == bound:  # never another daemon's
+                os.unlink(self.location.socket)
+        for open_engine in list(server.engines.values()):
+            await asyncio.to_thread(open_engine.close)
+        return 0
+
+    async def _initialize(self) -> Any:
+        """The server as an editor would leave it after `initialize` on this work tree."""
+        uri = workspace_uri(self.location)
+        folder = {"uri": uri, "name": os.path.basename(self.location.root)}
+        self.server.protocol.set_writer(self.writer)
+        self.server.protocol.handle_message(
+            {
+                "jsonrpc": "2.0",
+                "id": "turnback-daemon-initialize",
+                "method": "initialize",
+                "params": {
+                    "processId": None,
+                    "rootUri": uri,
+                    "capabilities": {},
+                    "workspaceFolders": [folder],
+                },
+            }
+        )
+        engine = await asyncio.to_thread(self.server.engine_for, None)
+        if os.path.realpath(engine.ws.state_dir) != os.path.realpath(self.location.state_dir):
+            logger.error(
+                "the engine keeps this work tree's state in %s, not %s: not serving",
+                engine.ws.state_dir,
+                self.location.state_dir,
+            )
+            return None
+        return engine
+
+    def _listen(self) -> socket.socket:
+        """A new socket in place of whatever is there: we hold the lock, so it is stale."""
+        path = self.location.socket
+        dir_fd = os.open(self.location.dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # stale, or planted by someone else: never trusted
+                logger.info("replaced a stale socket")
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            old_umask = os.umask(0o177)
+            try:
+                listener.bind(socket_address(path, dir_fd))
+            finally:
+                os.umask(old_umask)
+            os.chmod(path, 0o600)
+            listener.listen(64)
+            return listener
+        finally:
+            os.close(dir_fd)
+
+    async def _idle_watch(self, timeout: float) -> None:
+        while True:
+            await asyncio.sleep(min(timeout, 5.0) / 2)
+            busy = self.connections or self.writer.routes
+            if busy:
+                self.last_activity = time.monotonic()
+            elif time.monotonic() - self.last_activity >= timeout:
+                logger.info("idle for %.0f s: exiting", timeout)
+                self.stop.set()
+                return
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        pid, uid = peer(writer.get_extra_info("socket"))
+        if uid != os.getuid():
+            logger.warning("refused a connection from uid %d (pid %d)", uid, pid)
+            writer.close()
+            return
+        self.connections += 1
+        self.last_activity = time.monotonic()
+        mux.current.set(writer)  # this task's context: what its requests send goes here
+        parser = FrameParser()
+        try:
+            while chunk := await reader.read(READ_CHUNK):
+                for item in parser.feed(chunk):
+                    self._handle(item, writer, pid)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            self.connections -= 1
+            self.last_activity = time.monotonic()
+            writer.close()
+
+    def _handle(self, item: bytes | FrameError, writer: asyncio.StreamWriter, pid: int) -> None:
+        """One frame: the same answers as `turnback serve`, lifecycle methods excepted."""
+        if isinstance(item, FrameError):
+            _reply_error(self.server, item.code, item.message)
+            return
+        try:
+            message = json.loads(item)
+        except (ValueError, RecursionError) as error:
+            _reply_error(self.server, PARSE_ERROR, f"the message body is not JSON: {error}")
+            return
+        if isinstance(message, dict):
+            method = message.get("method")
+            logger.info("%s from pid %d", method, pid)
+            if method in _LIFECYCLE:  # the daemon's life is its own, not a client's
+                if "id" in message:
+                    writer.write(mux.frame(_refusal(message["id"], method)))
+                return
+            self.writer.route(message, writer)
+        try:
+            self.server.protocol.handle_message(message)
+        except Exception as error:
+            logger.exception("Unable to handle message")
+            self.server.report_server_error(error, JsonRpcException)
+
+
+#: Requests a client may not send the daemon: it initialised itself and ends when idle.
+_LIFECYCLE = ("initialize", "initialized", "shutdown", "exit")
+
+
+def _refusal(msg_id: Any, method: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": msg_id,
+        "error": {
+            "code": INVALID_REQUEST,
+            "message": f"{method} is not accepted: the turnback daemon manages its own life",
+        },
+    }

@@ -1,0 +1,53 @@
+"""A file's exact bytes as a blob: no clean filter, and never a read of a special file.
+
+libgit2's `create_blob_fromdisk` applies the work tree's clean filters (CRLF to
+LF, `ident`), so a snapshot made with it would not hold what is on disk; these
+helpers read the file themselves. A file is opened without blocking and checked
+to be a regular file before a byte is read, so a FIFO is never read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pygit2
+from pygit2.enums import FileMode
+
+
+def file_mode(st: os.stat_result) -> int:
+    if stat.S_ISLNK(st.st_mode):
+        return FileMode.LINK
+    return FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
+
+
+class SpecialFile(OSError):
+    """Not a regular file (a FIFO, socket or device): never read."""
+
+
+#: Files larger than this are streamed into the object database rather than read whole.
+STREAM_ABOVE = 32 << 20
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid:
+    """Writes the file's exact bytes (a symlink's target) as a blob, with no filters.
+
+    libgit2's `create_blob_fromdisk` would apply the work tree's clean filters
+    (CRLF to LF, `ident`), so the file is read here. It is opened without blocking
+    and checked to be a regular file before a byte is read: a FIFO is never read.
+    """
+    if stat.S_ISLNK(st.st_mode):
+        return repo.create_blob(os.fsencode(os.readlink(full)))
+    if not stat.S_ISREG(st.st_mode):
+        raise SpecialFile(f"{full} is not a regular file")
+    fd = os.open(full, _OPEN_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SpecialFile(f"{full} is not a regular file")
+        with open(fd, "rb", closefd=False) as stream:
+            if st.st_size > STREAM_ABOVE:
+                return repo.create_blob_fromiobase(stream)
+            return repo.create_blob(stream.read())
+    finally:
+        os.close(fd)

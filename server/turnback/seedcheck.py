@@ -1,0 +1,105 @@
+"""Which entries of a copy of the user's index may not hold the bytes on disk.
+
+The private index starts as a copy of the user's, so its unchanged entries name
+git's *cleaned* blobs: with line-ending conversion (`core.autocrlf`, `text`/`eol`
+attributes), `ident`, a clean/smudge filter (Git LFS) or `working-tree-encoding`,
+that blob is not the file on disk; a skip-worktree or assume-unchanged entry
+names whatever git last staged, whatever the file holds now. Those entries are
+hashed again, raw, on the first capture after seeding.
+
+Only seeding can bring such an entry in: every entry turnback adds itself holds
+the raw bytes and their size, and libgit2's filters only ever shrink a file on
+its way into git (CRLF to LF, `$Id: ...$` to `$Id$`), so a later filtered compare
+that finds "unchanged" at an equal size means the raw bytes are unchanged too.
+The check is cheap where nothing converts: no attribute file mentioning a
+conversion attribute and no `core.autocrlf` means no per-path work at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pygit2
+
+from .pygit2_internals import entry_at, entry_path
+
+#: Index entry flags (git's CE_VALID, and CE_SKIP_WORKTREE in the extended flags).
+ASSUME_UNCHANGED = 0x8000
+SKIP_WORKTREE = 0x4000
+GITLINK = 0o160000
+
+#: Attributes under which the bytes on disk may differ from the blob git stores.
+_CONVERTING = re.compile(rb"\b(text|eol|crlf|ident|filter|working-tree-encoding)\b")
+_DRIVER = re.compile(rb"\b(filter|working-tree-encoding)\b")
+
+
+def _entries(index: pygit2.Index) -> list[tuple[str, int, int, int]]:
+    """(path, flags, extended flags, mode) of every entry, read through the C structs."""
+    out = []
+    for position in range(len(index)):
+        entry = entry_at(index, position)
+        path = os.fsdecode(entry_path(entry))
+        out.append((path, entry.flags, entry.flags_extended, entry.mode))
+    return out
+
+
+def _global_attributes(repo: pygit2.Repository) -> Path | None:
+    try:
+        configured = repo.config["core.attributesFile"]
+    except (KeyError, pygit2.GitError):
+        configured = None
+    if configured:
+        return Path(os.path.expanduser(configured))
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return Path(xdg) / "git" / "attributes"
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _autocrlf(repo: pygit2.Repository) -> bool:
+    try:
+        value = str(repo.config["core.autocrlf"]).lower()
+    except (KeyError, pygit2.GitError):
+        return False
+    return value not in ("false", "no", "off", "0", "")
+
+
+def untrusted_entries(
+    repo: pygit2.Repository, index: pygit2.Index, root: Path, common_dir: Path | None
+) -> list[str]:
+    """Paths (files, not submodules) whose seeded blob may differ from the file on disk."""
+    entries = [e for e in _entries(index) if e[3] != GITLINK]
+    flagged = [
+        path
+        for path, flags, extended, _mode in entries
+        if flags & ASSUME_UNCHANGED or extended & SKIP_WORKTREE
+    ]
+    sources = [root / p for p, *_ in entries if p.rpartition("/")[2] == ".gitattributes"]
+    sources.append(root / ".gitattributes")
+    if common_dir is not None:
+        sources.append(common_dir / "info" / "attributes")
+    if (global_file := _global_attributes(repo)) is not None:
+        sources.append(global_file)
+    text = b"\n".join(_read(p) for p in sources)
+    text = b"\n".join(line for line in text.splitlines() if not line.lstrip().startswith(b"#"))
+    converting = _autocrlf(repo) or _CONVERTING.search(text) is not None
+    if not converting:
+        return flagged
+    drivers = _DRIVER.search(text) is not None
+    chosen = set(flagged)
+    for path, *_ in entries:
+        if path in chosen:
+            continue
+        if repo.load_filter_list(path) is not None or (
+            drivers
+            and (repo.get_attr(path, "filter") or repo.get_attr(path, "working-tree-encoding"))
+        ):
+            chosen.add(path)
+    return sorted(chosen)
