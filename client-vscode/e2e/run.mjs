@@ -830,9 +830,12 @@ async function main() {
     });
 
     await step('the "Undo turn" lens on the running turn: the modal says it is still running; Cancel changes nothing', async () => {
+        // The running turn changed two hunks of src/app.py: wait for both of its lenses (the
+        // lenses of the previous session's turn may still show until VS Code asks again).
         const lens = page.locator('.codelens-decoration a', { hasText: /^Undo turn$/ });
-        await until(async () => (await lens.count()) > 0, 'no "Undo turn" code lens on the running turn', 20000);
-        await lens.first().click();
+        await until(async () => (await lens.count()) === 2, 'no "Undo turn" code lenses on the running turn\'s two hunks', 20000);
+        await sleep(500);
+        await lens.last().click();
         const dialog = page.locator('.monaco-dialog-box');
         await dialog.waitFor({ state: 'visible', timeout: 15000 });
         const text = (await dialog.innerText()).replace(/\s+/g, ' ');
