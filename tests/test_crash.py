@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -235,3 +237,94 @@ def test_stray_staged_files_are_swept(tmp_path: Path):
     (staging / ".turnback-0123456789abcdef-deadbeef.tmp").write_text("stale\n")
     recover(repo)  # asserts the staging directory is empty
     assert tree_state(repo) == after
+
+
+def _killed_midway(root: Path) -> tuple[Path, dict]:
+    """An undo killed after its journal and two deletes (new/x.txt, dir/d.txt); the
+    state before it (the agent's turn), which recovery must bring back."""
+    repo, _before, after = scenario(root)
+    assert killed_at(repo, 3, "undo")
+    assert not (repo / "new/x.txt").exists() and not (repo / "dir/d.txt").exists()
+    return repo, after
+
+
+def _rescued(repo: Path) -> list[dict]:
+    timeline = git(repo, "show", "refs/turnback/main/sessions/default:timeline.json")
+    return json.loads(timeline)["rescued"]
+
+
+# Ensures recovery leaves a file the user changed after the crash (matching neither the
+# state before nor after the interrupted undo) as it is, says so, and rolls back the rest.
+def test_recovery_keeps_files_the_user_changed_after_the_crash(tmp_path: Path):
+    repo, after = _killed_midway(tmp_path / "repo")
+    write(repo, "a.txt", "the user's edit of a file not yet rolled back\n")
+    write(repo, "new/x.txt", "the user's own file where undo had deleted one\n")
+    mine = {p: tree_state(repo)[p] for p in ("a.txt", "new/x.txt")}
+
+    done = run_cli(repo, "list")
+    assert done.returncode == 0, done.stderr
+    assert "rolled back an interrupted undo" in done.stderr
+    assert "left as they are (yours): a.txt, new/x.txt" in done.stderr
+    assert tree_state(repo) == {**after, **mine}  # dir/d.txt is back, the edits are kept
+    listing = recover(repo)
+    assert listing["turns"][0]["state"] == "active"
+    # What the interrupted undo replaced stays reachable, as a rescued version the user can
+    # list and put back: the agent's a.txt, say.
+    assert git(repo, "show", f"{_rescued(repo)[-1]['commit']}:a.txt") == "a, edited by the agent\n"
+    assert [(r["reason"], r["files"]) for r in listing["rescued"]] == [
+        ("recoveryKept", ["a.txt", "new/x.txt"])
+    ]
+
+
+# Ensures a user who keeps typing into the turn's files while recovery runs is never
+# overwritten: every read-back between keystrokes finds the user's own last write.
+def test_recovery_never_overwrites_a_user_who_keeps_typing(tmp_path: Path):
+    repo, after = _killed_midway(tmp_path / "repo")
+    typed = ("a.txt", "new/x.txt")
+    foreign: list[str] = []
+    stop = threading.Event()
+
+    def typist() -> None:
+        n = 0
+        while not stop.is_set():
+            for rel in typed:
+                n += 1
+                content = f"keystroke {n}\n"
+                write(repo, rel, content)
+                time.sleep(0.001)
+                seen = (repo / rel).read_text()
+                if seen != content:
+                    foreign.append(f"{rel}: {seen!r}")
+
+    thread = threading.Thread(target=typist)
+    thread.start()
+    try:
+        time.sleep(0.05)  # the user is typing before recovery starts
+        done = run_cli(repo, "list")
+    finally:
+        stop.set()
+        thread.join()
+    assert done.returncode == 0, done.stderr
+    assert not foreign, f"recovery wrote over the user: {foreign[:3]}"
+    state = tree_state(repo)
+    assert {p: v for p, v in state.items() if p not in typed} == {
+        p: v for p, v in after.items() if p not in typed
+    }
+    assert all(state[p][1].startswith(b"keystroke ") for p in typed)
+
+
+# Ensures recovery never opens, replaces or deletes a FIFO the user made at a journal
+# path after the crash, and finishes in bounded time, reporting the path.
+def test_recovery_leaves_a_fifo_at_a_journal_path(tmp_path: Path):
+    repo, after = _killed_midway(tmp_path / "repo")
+    (repo / "a.txt").unlink()
+    os.mkfifo(repo / "a.txt")  # where the rollback has nothing to do: a.txt is as before
+    (repo / "new").mkdir(exist_ok=True)
+    os.mkfifo(repo / "new/x.txt")  # where the rollback must put a file back
+
+    done = run_cli(repo, "list")  # run_cli times out (fails) if anything blocks
+    assert done.returncode == 0, done.stderr
+    assert "left as they are (yours): a.txt, new/x.txt" in done.stderr
+    for rel in ("a.txt", "new/x.txt"):
+        assert stat.S_ISFIFO(os.lstat(repo / rel).st_mode), f"{rel} is no longer the FIFO"
+    assert (repo / "dir/d.txt").read_text() == "c\n"

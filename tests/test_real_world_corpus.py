@@ -25,8 +25,6 @@ import pytest
 
 from conftest import cli_json, git, make_repo, run_cli, write
 
-MODES_XFAIL = pytest.mark.xfail(strict=True, reason="modes: branch i8-restore")
-
 
 def disk_state(root: Path) -> dict[str, tuple]:
     """Every entry under `root` but `.git`: kind, bytes or link target, permission bits."""
@@ -331,7 +329,7 @@ CASES: dict[str, Case | pytest.param] = {
         both(make_socket("agent.sock"), edit("README.md", b"edited\n")),
         left_out={"agent.sock": "specialFile"},
     ),
-    "odd-modes": pytest.param(Case(build_modes, modes_turn), marks=MODES_XFAIL),
+    "odd-modes": Case(build_modes, modes_turn),
     "symlinks": Case(build_symlinks, symlinks_turn),
     "plain-folder-left-out": Case(
         build_plain,

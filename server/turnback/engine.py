@@ -34,18 +34,19 @@ from .hooks.hints import add_agent_hint
 from .journal import Journal
 from .locking import repository_lock
 from .repository import WorkspaceRepo, open_workspace
-from .restore import KeptFile, RestoreError, apply_plan
+from .restore import KeptFile, describe, roll_back
 from .scanner import Progress, Scanner, Snapshot
 from .timeline import (
     ACTIVE,
     MAX_SESSION_LENGTH,
+    RECOVERY_KEPT,
     Timeline,
     TimelineStore,
     TurnRecord,
     now_rfc3339,
     signature,
 )
-from .treeops import changed_paths, entry_at, is_dir_in
+from .treeops import changed_paths, entry_at
 from .undo_redo import RestoreOptions, Restorer
 from .workwriter import WorkWriter, sweep_staging
 
@@ -117,24 +118,41 @@ class Engine:
             )
             return
         saved = self.tree(intent.saved)
-        back = {path: entry_at(saved, path) for path in intent.writes}
-        try:
-            apply_plan(writer, back, saved, lambda d: is_dir_in(saved, d))
-        except RestoreError as failed:
+        undone = roll_back(writer, intent.writes, saved)
+        if undone.failed is not None:
+            path, cause = undone.failed
             raise RestoreFailed(
-                f"turnback could not roll back an interrupted {intent.operation} "
-                f"({failed.path}: {failed.cause}); it will retry. The state before it is "
+                f"turnback could not roll back an interrupted {intent.operation}: "
+                f"{describe(cause)} on {path}; it will retry. The state before it is "
                 f"commit {intent.saved}.",
-                path=failed.path,
+                path=path,
                 rolledBack=False,
                 saved=intent.saved,
-            ) from failed
+                kept=undone.kept,
+            )
         make_durable(self.ws.root)
+        if undone.kept:
+            self._keep_reachable(intent.session, intent.saved, undone.kept)
         self.journal.end()
-        self.recovered.append(
+        n = len(undone.restored)
+        message = (
             f"turnback rolled back an interrupted {intent.operation} in session "
-            f"'{intent.session}': {len(back)} files are as they were before it."
+            f"'{intent.session}': {n} file{'s' if n != 1 else ''} put back as before it."
         )
+        if undone.kept:
+            message += (
+                f" Changed since and left as they are (yours): {', '.join(undone.kept)}."
+                f" The state before the {intent.operation} is commit {intent.saved}."
+            )
+        self.recovered.append(message)
+
+    def _keep_reachable(self, session: str, saved: str, kept: list[str]) -> None:
+        """Keeps the state an interrupted restore replaced among the session's rescued
+        versions: at a path the user changed since, it may be the only copy left."""
+        timeline = self.store.load(session)
+        if timeline is not None and timeline.find_rescued(saved) is None:
+            timeline.add_rescued(saved, RECOVERY_KEPT, kept)
+            self.store.commit(session, self.store.prepare(timeline))
 
     def writer(self, journal_id: str) -> WorkWriter:
         """Writes into the work tree for the restore `journal_id` names."""

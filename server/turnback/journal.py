@@ -6,7 +6,9 @@ Then it writes the files, makes them durable, moves the timeline ref (the
 commit point) and drops the journal. A process that finds a journal left by a
 crash (kill -9, power loss) rolls the files back to the saved state if the
 timeline ref never moved, or just drops the journal if it did: the work tree
-is always a whole state, before or after, and agrees with the timeline.
+is always a whole state, before or after, and agrees with the timeline. Only
+the files still as the restore wrote them are rolled back: one the user changed
+since the crash matches neither state and is left as it is (restore.roll_back).
 """
 
 from __future__ import annotations

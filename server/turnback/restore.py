@@ -2,7 +2,8 @@
 
 A plan maps each path to the entry the work tree should hold afterwards and
 the entry it is expected to hold now. Applying is all-or-nothing for the user:
-on any failure, every file already written is put back from the saved state.
+on any failure, every file already written is put back from the saved state,
+except a file the user changed meanwhile, which is theirs and left as it is.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from .ondisk import look
 from .treeops import Entry, entry_at, is_dir_in
-from .workwriter import UnsafePath, WorkWriter, check_path, under_real_dirs
+from .workwriter import ChangedMeanwhile, UnsafePath, WorkWriter, check_path, under_real_dirs
 
 MODIFIED = "modified"
 CREATED = "created"
@@ -106,12 +108,12 @@ def make_plan(
         if on_disk and (ignored(path) or target_ignored(path)):
             plan.kept.append(KeptFile(path, "ignored"))
             continue
+        if path in dirty or (check_conflicts and now != expected and now != target):
+            plan.conflicts.append(path)  # asked first, even when it would be kept below
         if target is not None and (blocker := _blocking_parent(root, path, moves, current)):
             # Something that is not ours to remove stands where a directory must be.
             plan.kept.append(KeptFile(path, "blocked", blocker))
             continue
-        if path in dirty or (check_conflicts and now != expected and now != target):
-            plan.conflicts.append(path)
         plan.writes[path] = target
         if target is None:
             plan.actions.append(FileAction(path, DELETED))
@@ -151,11 +153,94 @@ def _blocking_parent(
 class RestoreError(Exception):
     """Writing failed; `rolled_back` says whether the work tree is as it was."""
 
-    def __init__(self, path: str, cause: BaseException, rolled_back: bool) -> None:
-        super().__init__(f"{path}: {cause}")
+    def __init__(
+        self, path: str, cause: BaseException, rolled_back: bool, written: int, kept: list[str]
+    ) -> None:
+        super().__init__(f"{describe(cause)} on {path}")
         self.path = path
         self.cause = cause
         self.rolled_back = rolled_back
+        #: How many files the restore had changed before it failed.
+        self.written = written
+        #: Files that changed under the restore: the user's, left as they are.
+        self.kept = kept
+
+
+def describe(cause: BaseException) -> str:
+    """ "permission denied", not "[Errno 13] Permission denied: '/tmp/…/.turnback-….tmp'"."""
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror[:1].lower() + cause.strerror[1:]
+    return str(cause) or type(cause).__name__
+
+
+@dataclass
+class Rollback:
+    """What a rollback did: paths put back, paths left to the user, the first failure."""
+
+    restored: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    failed: tuple[str, BaseException] | None = None
+
+
+def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2.Tree) -> Rollback:
+    """Puts the saved state back wherever the disk holds what the restore wrote.
+
+    Each path is compared with both states the restore knows: a path still as saved
+    needs nothing; one as written is put back; one that matches neither was changed by
+    the user since (or is a special file) and is left as it is. Each write re-checks the
+    path at the last moment, so a user typing meanwhile is never overwritten.
+    """
+    result = Rollback()
+    back: dict[str, tuple[Entry | None, object]] = {}
+    for path in writes:
+        before = entry_at(saved, path)
+        now = look(writer.root, path)
+        if now.matches(before):
+            continue
+        if now.matches(writes[path]):
+            back[path] = (before, now.stamp)
+        else:
+            result.kept.append(path)
+    for path in _write_order({p: entry for p, (entry, _stamp) in back.items()}):
+        entry, stamp = back[path]
+        if entry is not None and _in_the_way(writer.root, path):
+            result.kept.append(path)
+            continue
+        try:
+            if entry is None:
+                writer.delete(path, lambda d: is_dir_in(saved, d), expect=stamp)
+            else:
+                writer.write(path, entry, expect=stamp)
+            result.restored.append(path)
+        except ChangedMeanwhile:
+            result.kept.append(path)
+        except (OSError, UnsafePath, pygit2.GitError) as error:
+            result.failed = result.failed or (path, error)
+    result.kept.sort()
+    return result
+
+
+def _in_the_way(root: os.PathLike | str, path: str) -> bool:
+    """Something a rollback did not write stands where it must write: a file or symlink
+    where a parent directory must be, or a directory with something in it. A rollback
+    never removes what it did not write (its own were deleted first)."""
+    current = os.fspath(root)
+    parts = path.split("/")
+    for part in parts[:-1]:
+        current = os.path.join(current, part)
+        if not os.path.lexists(current):
+            return False
+        if os.path.islink(current) or not os.path.isdir(current):
+            return True
+    full = os.path.join(current, parts[-1])
+    return os.path.isdir(full) and not os.path.islink(full) and bool(os.listdir(full))
+
+
+def _write_order(writes: dict[str, Entry | None]) -> list[str]:
+    """Deletes first, deepest first (a directory must empty before a file takes its
+    place), then writes."""
+    deletes = sorted((p for p, e in writes.items() if e is None), key=lambda p: -p.count("/"))
+    return deletes + sorted(p for p, e in writes.items() if e is not None)
 
 
 def apply_plan(
@@ -165,26 +250,15 @@ def apply_plan(
     target_tree: Callable[[str], bool],
 ) -> None:
     """Deletes first (deepest first), then writes; rolls back from `saved` on failure."""
-    deletes = sorted((p for p, e in writes.items() if e is None), key=lambda p: -p.count("/"))
-    puts = sorted(p for p, e in writes.items() if e is not None)
-    done: list[str] = []
+    written = 0
     try:
-        for path in deletes:
-            writer.delete(path, target_tree)
-            done.append(path)
-        for path in puts:
-            writer.write(path, writes[path])  # type: ignore[arg-type]
-            done.append(path)
+        for path in _write_order(writes):
+            entry = writes[path]
+            if entry is None:
+                writer.delete(path, target_tree)
+            else:
+                writer.write(path, entry)
+            written += 1
     except (OSError, UnsafePath, pygit2.GitError) as error:
-        failed = path
-        rolled_back = True
-        for path in reversed(done + [failed]):
-            try:
-                original = entry_at(saved, path)
-                if original is None:
-                    writer.delete(path, lambda d: is_dir_in(saved, d))
-                else:
-                    writer.write(path, original)
-            except (OSError, UnsafePath, pygit2.GitError):
-                rolled_back = False
-        raise RestoreError(failed, error, rolled_back) from error
+        undone = roll_back(writer, writes, saved)
+        raise RestoreError(path, error, undone.failed is None, written, undone.kept) from error

@@ -34,6 +34,8 @@ MAX_RESCUED = 20
 FORCED_REDO = "forcedRedo"
 FORCED_UNDO = "forcedUndo"
 REPLACED_BY_RESCUE = "replacedByRescue"
+#: Files a user changed after a crash, which recovery left as they were.
+RECOVERY_KEPT = "recoveryKept"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 

@@ -134,14 +134,13 @@ class Restorer:
         except RestoreError as failed:
             if failed.rolled_back:
                 engine.journal.end()  # else the next operation's recovery retries the rollback
-            state = "rolled back" if failed.rolled_back else "NOT yet rolled back"
             raise RestoreFailed(
-                f"{operation.capitalize()} failed writing {failed.path} ({failed.cause}); "
-                f"the files already written were {state}. The saved state is commit "
-                f"{saved_commit}.",
+                f"{operation.capitalize()} failed: {failed}. {_failure_state(failed)} "
+                f"The saved state is commit {saved_commit}.",
                 path=failed.path,
                 rolledBack=failed.rolled_back,
                 saved=saved_commit,
+                kept=failed.kept,
             ) from failed
         make_durable(engine.ws.root)
         try:
@@ -277,6 +276,20 @@ class Restorer:
             **self._result(timeline, turns, plan, "Redid", options.dry_run),
         }
         return result
+
+
+def _failure_state(failed: RestoreError) -> str:
+    """What the work tree holds after a failed restore, said plainly."""
+    if not failed.rolled_back:
+        state = "The files already written were NOT yet rolled back; the next operation will."
+    elif failed.written == 0:
+        state = "Nothing was changed."
+    else:
+        n = failed.written
+        state = f"The {n} file{'s were' if n != 1 else ' was'} already written: rolled back."
+    if failed.kept:
+        state += f" Changed meanwhile and left as they are: {', '.join(failed.kept)}."
+    return state
 
 
 def _nothing(count_key: str, message: str) -> dict[str, Any]:

@@ -8,7 +8,11 @@ target. Its name carries the restore's journal id, so after a crash `sweep`
 removes exactly the files that restore made and never a user's look-alike.
 No write follows a symlink: a symlinked directory on the way is replaced by a
 real directory (the caller has saved the symlink first), and nothing is ever
-written outside the root or into `.git`.
+written outside the root or into `.git`. A FIFO, socket or device is never opened,
+replaced or deleted (it cannot have been saved). A rewritten file keeps the permission
+bits the file on disk had, as editors do; only the exec bit follows the snapshot.
+Given the stamp its caller saw, a write or delete first checks that nothing changed the
+path since, so a user typing meanwhile is never overwritten.
 """
 
 from __future__ import annotations
@@ -38,6 +42,21 @@ def under_real_dirs(root: Path | str, path: str) -> bool:
     return True
 
 
+#: lstat fields that change whenever a file is written or replaced.
+Stamp = tuple[int, int, int, int, int]
+
+#: `expect` default: write without checking what is there.
+UNCHECKED: object = object()
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+class ChangedMeanwhile(OSError):
+    """The path changed since the caller looked (or is a special file): left alone."""
+
+
 class UnsafePath(ValueError):
     """A path that must never be written: absolute, with `..`, into `.git`, or with NUL."""
 
@@ -61,6 +80,9 @@ class WorkWriter:
         self.staging = staging
         self._temp_prefix = f".turnback-{tag}-"
         self._staging_ok: bool | None = None
+        #: Permission bits each path had before this writer first replaced or deleted
+        #: it: a rollback puts back exactly those.
+        self._original_bits: dict[str, int] = {}
 
     def _temp_name(self) -> str:
         return f"{self._temp_prefix}{uuid.uuid4().hex[:8]}.tmp"
@@ -109,20 +131,35 @@ class WorkWriter:
             # A symlink or a file where the snapshot has a directory: the caller planned
             # (and saved) its removal; never write through it.
             os.unlink(current)
+            if stat.S_ISREG(st.st_mode):
+                rel = current.relative_to(self.root).as_posix()
+                self._original_bits.setdefault(rel, stat.S_IMODE(st.st_mode) & 0o777)
             os.mkdir(current)
         return current
 
-    def write(self, path: str, entry: Entry) -> None:
+    def write(self, path: str, entry: Entry, expect: Stamp | None | object = UNCHECKED) -> None:
+        """Puts `entry` at `path`; with `expect`, only if the path still has that stamp."""
         parts = check_path(path)
+        if expect is not UNCHECKED:
+            self._check_unchanged(path, expect)
         parent = self._prepare_parents(parts)
         target = parent / parts[-1]
+        existing = _lstat_or_none(target)
+        if existing is not None and _is_special(existing):
+            raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
+        original = self._original_bits.get(path)
+        bits = restored_mode(existing, original, entry.mode)
+        if existing is not None and stat.S_ISREG(existing.st_mode):
+            self._original_bits.setdefault(path, stat.S_IMODE(existing.st_mode) & 0o777)
         data = self.repo[pygit2.Oid(hex=entry.oid)].data
         staging = self._staging_dir()
-        temp = self._make_temp(staging or parent, entry, data)
+        temp = self._make_temp(staging or parent, entry, data, bits)
         try:
             if staging is not None:
                 _inherit_group(temp, parent)
             faults.step("file staged")
+            if expect is not UNCHECKED:
+                self._check_unchanged(path, expect)  # the last moment before the rename
             if os.path.isdir(target) and not os.path.islink(target):
                 os.rmdir(target)  # only an empty directory; a full one raises and rolls back
             try:
@@ -132,7 +169,7 @@ class WorkWriter:
                     raise
                 # A mount point below the root: stage next to the target instead.
                 os.unlink(temp)
-                temp = self._make_temp(parent, entry, data)
+                temp = self._make_temp(parent, entry, data, bits)
                 os.replace(temp, target)
             faults.step("file written")
         except BaseException:
@@ -140,7 +177,11 @@ class WorkWriter:
                 os.unlink(temp)
             raise
 
-    def _make_temp(self, folder: Path, entry: Entry, data: bytes) -> Path:
+    def _check_unchanged(self, path: str, expect: object) -> None:
+        if _current_stamp(self.root, path) != expect:
+            raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
+
+    def _make_temp(self, folder: Path, entry: Entry, data: bytes, bits: int) -> Path:
         temp = folder / self._temp_name()
         try:
             if entry.mode == FileMode.LINK:
@@ -149,15 +190,17 @@ class WorkWriter:
                 fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(data)
-                mode = 0o755 if entry.mode == FileMode.BLOB_EXECUTABLE else 0o644
-                os.chmod(temp, mode & ~_umask())
+                os.chmod(temp, bits)
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)
             raise
         return temp
 
-    def delete(self, path: str, keep_dir: Callable[[str], bool]) -> None:
+    def delete(
+        self, path: str, keep_dir: Callable[[str], bool], expect: Stamp | None | object = UNCHECKED
+    ) -> None:
+        """Removes the file at `path`; with `expect`, only if it still has that stamp."""
         parts = check_path(path)
         target = self.root.joinpath(*parts)
         if not under_real_dirs(self.root, path):
@@ -168,7 +211,13 @@ class WorkWriter:
             return
         if stat.S_ISDIR(st.st_mode):
             return
+        if _is_special(st):
+            raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
+        if expect is not UNCHECKED and stamp_of(st) != expect:
+            raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
         os.unlink(target)
+        if stat.S_ISREG(st.st_mode):
+            self._original_bits.setdefault(path, stat.S_IMODE(st.st_mode) & 0o777)
         faults.step("file deleted")
         self._prune_empty_dirs(parts[:-1], keep_dir)
 
@@ -183,6 +232,44 @@ class WorkWriter:
             except OSError:
                 return
             parts = parts[:-1]
+
+
+def restored_mode(existing: os.stat_result | None, original: int | None, mode: int) -> int:
+    """The bits of the file being replaced with the snapshot's exec bit, as editors do;
+    exactly the bits a path had before this writer first changed it when the exec bit
+    agrees (a rollback); for a new file, git's default under the umask."""
+    executable = mode == FileMode.BLOB_EXECUTABLE
+    if original is not None and bool(original & stat.S_IXUSR) == executable:
+        return original
+    if existing is not None and stat.S_ISREG(existing.st_mode):
+        bits = stat.S_IMODE(existing.st_mode) & 0o777
+    elif existing is None and original is not None:
+        bits = original
+    else:
+        return (0o755 if executable else 0o644) & ~_umask()
+    if executable:
+        return bits | ((bits & 0o444) >> 2)  # executable wherever it is readable
+    return bits & ~0o111
+
+
+def _is_special(st: os.stat_result) -> bool:
+    """A FIFO, socket or device: never opened, replaced or deleted."""
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode))
+
+
+def _lstat_or_none(full: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(full)
+    except FileNotFoundError:
+        return None
+
+
+def _current_stamp(root: Path, path: str) -> Stamp | None:
+    """The stamp of what is at `path` now; None when nothing (or a directory) is there."""
+    if not under_real_dirs(root, path):
+        return None
+    st = _lstat_or_none(root.joinpath(*path.split("/")))
+    return stamp_of(st) if st is not None and not stat.S_ISDIR(st.st_mode) else None
 
 
 def sweep_staging(staging: Path) -> int:

@@ -17,7 +17,15 @@ and checks every step against a model of what the user must see:
 - a conflict is raised exactly when protocol.md says: undo, when the newest undone turn
   is sealed and a file undo would change differs from its "after" state; redo, always,
   when a file it would change differs from the state the undo left; force overrides;
-- nothing outside the repository and nothing of the user's in `.git` ever changes.
+- nothing outside the repository and nothing of the user's in `.git` ever changes;
+- a file a restore rewrites keeps the permission bits it had on disk, only the exec bit
+  following the snapshot; a file it creates gets the umask default; no other file's bits
+  change;
+- a restore killed at any step (a real CLI process, SIGKILL) and followed by the user's
+  edits is recovered by the next operation without writing over any of those edits: a
+  path the user changed stays as the user left it, one still as the killed restore wrote
+  it goes back (unless something of the user's stands in the way), and the timeline
+  agrees with the files.
 
 The model is deliberately small: a work tree is a dict path -> ("file", bytes, exec) or
 ("link", target), as conftest.tree_state reads it.
@@ -25,9 +33,13 @@ The model is deliberately small: a work tree is a dict path -> ("file", bytes, e
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import stat
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +48,7 @@ from typing import Any
 import pygit2
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from reliability_support import (
     PROFILE,
     PROFILE_NAME,
@@ -49,7 +61,7 @@ from reliability_support import (
     tree_files,
 )
 
-from conftest import make_repo, tree_state
+from conftest import SERVER_ENV, make_repo, tree_state
 from turnback.engine import Engine, RestoreOptions
 from turnback.errors import INTERNAL_ERROR, TurnbackError
 
@@ -62,6 +74,8 @@ INITIAL = {
     "src/app.py": "print('v1')\n",
     ".gitignore": "*.log\nignored/\n",
 }
+#: Permission bits the initial files start with (git stores only the exec bit).
+INITIAL_BITS = {"README.md": 0o600, "src/app.py": 0o444}
 #: Paths the user and the agent touch. `d` and `d/e` are also file names, so files and
 #: directories replace each other; `*.log` and `ignored/` are ignored by .gitignore.
 POOL = [
@@ -86,7 +100,10 @@ CONTENTS = st.one_of(
 #: Symlink targets: inside, dangling, and out of the repository (relative and absolute).
 LINK_TARGETS = ["a.txt", "d", "nowhere", "../outside/o.txt", "@OUTSIDE", "@OUTSIDE/o.txt"]
 SESSIONS = ["main", "main", "main", "other"]
+#: Permission bits the user gives files (the exec bits stay as they were).
+BITS = [0o600, 0o640, 0o444, 0o664]
 USER_OPS = st.one_of(
+    st.tuples(st.just("set_bits"), st.sampled_from(POOL), st.sampled_from(BITS)),
     st.tuples(st.just("write_file"), st.sampled_from(POOL), CONTENTS, st.booleans()),
     st.tuples(st.just("rewrite_same_size"), st.sampled_from(POOL)),
     st.tuples(st.just("delete"), st.sampled_from(POOL)),
@@ -107,6 +124,8 @@ RESTORE_ARGS = {
     "restart_first": RESTART_FIRST,
 }
 TURNS_PER_SESSION = 100  # the default setting
+#: Killed restores per machine: each is a CLI process (about half a second).
+KILLS_PER_MACHINE = 2
 
 #: Totals over every machine run in this process, per driver, printed by the last test.
 FIGURES: dict[str, dict[str, int]] = {}
@@ -124,6 +143,44 @@ def view(disk: State) -> State:
 
 def changed(a: State, b: State) -> set[str]:
     return {p for p in a.keys() | b.keys() if a.get(p) != b.get(p)}
+
+
+def _read_umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+UMASK = _read_umask()
+
+
+def permission_bits(root: Path) -> dict[str, int]:
+    """Path -> permission bits of every regular file in the work tree (outside .git)."""
+    bits: dict[str, int] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if ".git" in dirnames:
+            dirnames.remove(".git")
+        for name in filenames:
+            st_ = os.lstat(os.path.join(dirpath, name))
+            if stat.S_ISREG(st_.st_mode):
+                rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+                bits[rel] = stat.S_IMODE(st_.st_mode) & 0o777
+    return bits
+
+
+def bits_after_restore(before: dict[str, int], written: dict[str, tuple | None]) -> dict:
+    """What the permission bits must be after a restore wrote `written`: as editors do,
+    a rewritten file keeps its bits and takes only the exec bit from the snapshot."""
+    out = {p: b for p, b in before.items() if p not in written}
+    for path, target in written.items():
+        if target is None or target[0] != "file":
+            continue
+        executable, old = target[2], before.get(path)
+        if old is None:
+            out[path] = (0o755 if executable else 0o644) & ~UMASK
+        else:
+            out[path] = old | ((old & 0o444) >> 2) if executable else old & ~0o111
+    return out
 
 
 # ---- the model ---------------------------------------------------------------------------
@@ -336,6 +393,8 @@ class TurnbackMachine(RuleBasedStateMachine):
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="turnback-model-"))
         self.repo = make_repo(self.tmp / "repo", INITIAL)
+        for path, bits in INITIAL_BITS.items():  # what restores rewrite must keep its bits
+            os.chmod(self.full(path), bits)
         self.outside = self.tmp / "outside"
         (self.outside / "sub").mkdir(parents=True)
         (self.outside / "o.txt").write_text("outside, never touched\n")
@@ -344,6 +403,7 @@ class TurnbackMachine(RuleBasedStateMachine):
         self.git_before = git_dir_state(self.repo)
         self.driver = self.driver_cls(self.repo)
         self.sessions: dict[str, MSession] = {}
+        self.kills = 0
         self.figures = FIGURES.setdefault(self.driver.name, {})
         self.bump("machines")
 
@@ -431,7 +491,10 @@ class TurnbackMachine(RuleBasedStateMachine):
         full = self.full(path)
         if os.path.islink(full) or full.is_dir():
             self.clear(path)
+        new = not full.exists()
         full.write_bytes(content)
+        if new:  # new files get odd bits, which every restore that rewrites them must keep
+            os.chmod(full, BITS[len(content) % len(BITS)])
         mode = os.stat(full).st_mode
         os.chmod(full, mode | 0o111 if executable else mode & ~0o111)
 
@@ -469,6 +532,12 @@ class TurnbackMachine(RuleBasedStateMachine):
         if self.real_parents(path) and not os.path.islink(full) and full.is_file():
             mode = os.stat(full).st_mode
             os.chmod(full, mode & ~0o111 if mode & stat.S_IXUSR else mode | 0o111)
+
+    def op_set_bits(self, path: str, bits: int) -> None:
+        full = self.full(path)
+        if self.real_parents(path) and not os.path.islink(full) and full.is_file():
+            executable = os.stat(full).st_mode & stat.S_IXUSR
+            os.chmod(full, bits | ((bits & 0o444) >> 2) if executable else bits)
 
     def op_symlink(self, path: str, points_to: str) -> None:
         self.make_parents(path)
@@ -572,6 +641,105 @@ class TurnbackMachine(RuleBasedStateMachine):
         self.maybe_restart(restart_first)
         self.restore("redo", name, count, force, dry_run)
 
+    @precondition(lambda self: self.kills < KILLS_PER_MACHINE)
+    @rule(
+        op=st.sampled_from(["undo", "undo", "redo"]),
+        name=st.sampled_from(["main"]),
+        count=st.integers(1, 3),
+        step=st.integers(1, 7),
+        edits=st.lists(USER_OPS, min_size=1, max_size=4),
+    )
+    def killed_restore_then_user_edits(
+        self, op: str, name: str, count: int, step: int, edits: list[tuple]
+    ) -> None:
+        """A restore (a real CLI process) SIGKILLed after its `step`-th durable step, the
+        user's edits, then the next operation recovers without writing over them."""
+        disk = tree_state(self.repo)
+        now = view(disk)
+        session = self.session(name)
+        predict = predict_undo if op == "undo" else predict_redo
+        prediction, turns = predict(session, count, now)
+        if prediction.failed or not turns:
+            return
+        self.kills += 1
+        timeline_ref = self.session_ref(name)
+        self.bump("kills" if self.run_killed(op, name, count, step) else "kills_too_late")
+        journal = self.journal_paths()
+        committed = self.session_ref(name) != timeline_ref
+        mid = tree_state(self.repo)
+        for path in changed(disk, mid):
+            if path not in prediction.writes or mid.get(path) != prediction.writes[path]:
+                self.fail("a killed restore left a path in neither state", path=path)
+        self.edit(edits)
+        edited = tree_state(self.repo)
+        self.expect_ok(self.driver.list(name), "the operation after a kill (recovers)")
+        got = tree_state(self.repo)
+        if committed:
+            self.expect_unchanged(edited, got, "recovery of a committed restore")
+            self.apply_to_model(op, session, turns, now)
+        else:
+            self.expect_recovered(disk, edited, got, journal, prediction.writes)
+        self.check_listing(name)
+
+    def run_killed(self, op: str, name: str, count: int, step: int) -> bool:
+        """The restore in its own process, killed after `step` durable steps."""
+        done = subprocess.run(
+            [sys.executable, "-m", "turnback", op, "--session", name, "-n", str(count)]
+            + ["--force"],
+            cwd=self.repo,
+            env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": str(step)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode not in (0, 1, -signal.SIGKILL):
+            self.fail("a killed restore crashed otherwise", stderr=done.stderr)
+        return done.returncode == -signal.SIGKILL
+
+    def session_ref(self, name: str) -> str | None:
+        ref = pygit2.Repository(str(self.repo)).references.get(
+            f"refs/turnback/main/sessions/{name}"
+        )
+        return str(ref.target) if ref is not None else None
+
+    def journal_paths(self) -> set[str]:
+        """The paths a killed restore's journal names (none when it died outside one)."""
+        repo = pygit2.Repository(str(self.repo))
+        ref = repo.references.get("refs/turnback/main/journal")
+        if ref is None:
+            return set()
+        data = json.loads(repo[repo[ref.target].tree["journal.json"].id].data)
+        return set(data["writes"])
+
+    def expect_recovered(
+        self, disk: State, edited: State, got: State, journal: set[str], writes: dict
+    ) -> None:
+        """A rolled-back restore: the user's edits all stand; a journal path still as the
+        restore wrote it is back as it was, unless the user's things are in its way."""
+        for path in changed(edited, got):
+            if path not in journal:
+                self.fail("recovery touched a path outside the journal", path=path)
+        for path in journal:
+            if edited.get(path) != writes.get(path):
+                if got.get(path) != edited.get(path):
+                    self.fail("recovery wrote over the user's edit", path=path)
+                self.bump("recovery_kept_users_edit")
+            elif got.get(path) != disk.get(path):
+                if got.get(path) != edited.get(path) or not self.in_the_way(path):
+                    self.fail(
+                        "recovery did not put a path back",
+                        path=path,
+                        got=got.get(path),
+                        was=disk.get(path),
+                    )
+                self.bump("recovery_kept_in_the_way")
+
+    def in_the_way(self, path: str) -> bool:
+        """A file or symlink where a parent directory of `path` must be, or a directory."""
+        full = self.full(path)
+        return not self.real_parents(path) or (full.is_dir() and not full.is_symlink())
+
     def maybe_restart(self, restart_first: bool) -> None:
         if restart_first and self.may_restart():
             self.driver.restart()
@@ -582,6 +750,7 @@ class TurnbackMachine(RuleBasedStateMachine):
 
     def restore(self, op: str, name: str, count: int, force: bool, dry_run: bool) -> None:
         disk = tree_state(self.repo)
+        bits = permission_bits(self.repo)
         now = view(disk)
         session = self.session(name)
         predict = predict_undo if op == "undo" else predict_redo
@@ -630,6 +799,7 @@ class TurnbackMachine(RuleBasedStateMachine):
                 self.fail(f"{op} failed where it should not", answer=answer, **context)
             self.bump("restore_failed_dir_in_the_way")
             self.expect_unchanged(disk, after, f"a failed {op}")
+            self.expect_bits(bits, {}, f"a failed {op}")
             self.check_listing(name)
             return
         result = self.expect_ok(answer, op)
@@ -671,6 +841,8 @@ class TurnbackMachine(RuleBasedStateMachine):
                 turn_files=sorted(prediction.writes),
                 kept=sorted(kept),
             )
+        written = {p: t for p, t in prediction.writes.items() if p not in kept}
+        self.expect_bits(bits, written, op)
         self.bump(f"{op}_turns", prediction.count)
         self.bump(f"{op}_files_written", len(prediction.writes) - len(kept))
         self.bump("kept", len(kept))
@@ -691,6 +863,18 @@ class TurnbackMachine(RuleBasedStateMachine):
                 turn.state = "active"
                 turn.replaced = None
                 turn.batch = None
+
+    def expect_bits(self, before: dict[str, int], written: dict, what: str) -> None:
+        got, want = permission_bits(self.repo), bits_after_restore(before, written)
+        defaults = {0o644 & ~UMASK, 0o755 & ~UMASK}
+        self.bump("odd_bits_rewritten", sum(before.get(p, 0o644) not in defaults for p in written))
+        if got != want:
+            paths = sorted(p for p in got.keys() | want.keys() if got.get(p) != want.get(p))
+            self.fail(
+                f"after {what} the permission bits are wrong",
+                got={p: oct(got[p]) if p in got else None for p in paths},
+                want={p: oct(want[p]) if p in want else None for p in paths},
+            )
 
     def expect_unchanged(self, disk: State, after: State, what: str) -> None:
         if after != disk:
