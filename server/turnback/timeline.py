@@ -74,6 +74,8 @@ class TurnRecord:
     batch: list[int] | None = None
     #: What the latest "after" capture left out (`skipped` is the "before" capture's).
     after_skipped: list[dict[str, str]] | None = None
+    #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.
+    interrupted: str | None = None
 
     @property
     def sealed(self) -> bool:
