@@ -44,7 +44,7 @@ class RemoteError(TurnbackError):
 
 
 def mode() -> str:
-    """"on", "no-start" or "off"; off where the channel's checks are not available.
+    """Whether to use a daemon ("on", "no-start", "off"): off where the channel cannot be checked.
 
     The daemon needs Unix sockets and SO_PEERCRED (Linux): macOS and Windows, and the
     portable mode that stands in for them (`TURNBACK_PORTABLE=1`), capture in process.
