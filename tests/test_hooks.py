@@ -366,7 +366,8 @@ def test_after_does_not_seal_an_older_turn(repo: Path):
     write(repo, "src/app.py", "older turn's edit\n")
     run_hook(repo, "claude-code", "Stop", after)
     run_hook(repo, "claude-code", "UserPromptSubmit", {**before, "prompt": "newer"})
-    cli_json(repo, "undo", "--session", "claude-code:c1f0")  # the user undoes it mid-turn
+    # The user undoes it mid-turn (a running turn: only with force, issue 15).
+    cli_json(repo, "undo", "--force", "--session", "claude-code:c1f0")
     write(repo, "README.md", "the agent keeps writing\n")
     done = run_hook(repo, "claude-code", "Stop", after)
     assert (done.returncode, done.stdout) == (0, "")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SERVER_ENV, cli_json, write
+from turnback.hooks.harnesses import find_harness
 
 #: harness -> project config file, and a config the user already had (with a hook of theirs)
 JSON_CONFIGS: dict[str, tuple[str, dict]] = {
@@ -99,7 +100,8 @@ def test_json_install_merges_and_uninstall_restores(repo: Path, home: Path, harn
         if key != "hooks":
             assert installed[key] == value
     ours = [c for c in _commands(installed) if " hook " in c and "turnback" in c]
-    assert len(ours) == 2
+    # One per event: Claude Code also gets StopFailure and SessionEnd (interrupted turns).
+    assert len(ours) == len(find_harness(harness).events) >= 2
     assert all(Path(shlex.split(c)[0]).is_absolute() for c in ours)
     assert set(_commands(original)) <= set(_commands(installed))
     text = path.read_text()

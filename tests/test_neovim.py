@@ -37,7 +37,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def run_neovim(repo: Path, work: Path, on_step: Callable[[dict], None]) -> tuple[list[dict], str]:
+def run_neovim(
+    repo: Path, work: Path, on_step: Callable[[dict], None], scenario: str = ""
+) -> tuple[list[dict], str]:
     """Runs the driver in `repo`; calls on_step for each JSON line, then acknowledges it."""
     out = work / "steps.jsonl"
     packages = work / "site"
@@ -51,6 +53,7 @@ def run_neovim(repo: Path, work: Path, on_step: Callable[[dict], None]) -> tuple
         "TURNBACK_NVIM_PACKPATH": str(packages),
         "TURNBACK_NVIM_OUT": str(out),
         "TURNBACK_NVIM_WATCHDOG_MS": str((TIMEOUT - 10) * 1000),
+        "TURNBACK_NVIM_SCENARIO": scenario,
     }
     env["TURNBACK_NVIM_DRIVER"] = str(DRIVER)
     command = [NVIM, "--headless", "-n", "-i", "NONE", "-u", str(INIT)]
@@ -147,3 +150,39 @@ def test_neovim_client_captures_undoes_and_redoes(tmp_path: Path):
 
     assert by_name["stopped"]["stopped"] is True
     assert read(repo, "src/app.py") == AGENT and read(repo, "src/new.py") == NEW
+
+
+# Ensures Neovim's :TurnbackUndo prints the server's refusal while an agent turn (opened by
+# a real `turnback hook` process) is running and changes nothing; :TurnbackUndo! forces it.
+def test_neovim_undo_refused_while_agent_turn_runs(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", "src/app.py": V1})
+    payload = {"session_id": "nv1", "cwd": str(repo), "prompt": "edit", "hook_event_name": "x"}
+    hook = subprocess.run(
+        [sys.executable, "-m", "turnback", "hook", "claude-code", "UserPromptSubmit"],
+        cwd=repo,
+        env=SERVER_ENV,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert hook.returncode == 0, hook.stderr
+    write(repo, "src/app.py", AGENT)
+    work = tmp_path / "nvim"
+    work.mkdir()
+
+    def on_step(step: dict) -> None:
+        if step["step"] == "error":
+            raise AssertionError(f"the Neovim driver failed: {step['error']}")
+
+    steps, output = run_neovim(repo, work, on_step, scenario="running")
+    by_name = {step["step"]: step for step in steps}
+    assert [s["step"] for s in steps] == ["attached", "refused", "forced", "stopped"], output
+    refused = by_name["refused"]
+    assert refused["error"] is True and refused["app"] == AGENT
+    assert "still running" in refused["said"] and "claude-code session nv1" in refused["said"]
+    assert "(running)" in refused["list"]
+    forced = by_name["forced"]
+    assert forced["error"] is False and forced["said"].startswith("Undid 1 turn")
+    assert forced["app"] == V1 == read(repo, "src/app.py")

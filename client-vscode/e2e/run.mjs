@@ -277,6 +277,7 @@ const APP_AGENT =
     "from greeting import welcome\n\n\ndef greet(name):\n    return welcome(name, punctuation='!')\n\n\nif __name__ == '__main__':\n    print(greet('world'))\n";
 const GREETING_AGENT = "def welcome(name, punctuation='.'):\n    return f'Hello, {name}{punctuation}'\n";
 const HELPERS_BEFORE = "def shout(text):\n    return text.upper()\n";
+const APP_RUNNING = "def greet(name):\n    return 'HELLO ' + name.upper()\n";
 const MANUAL_EDIT = "# my own edit, made after the agent's turn\ndef greet(name):\n    return 'hi ' + name\n";
 
 // ---------------------------------------------------------------------------------------------
@@ -806,6 +807,58 @@ async function main() {
         await waitForToast(page, /Redid 1 turn/, '"Redid 1 turn ..." after the forced undo');
         await expectEditorShows(page, MANUAL_EDIT, 'the manual edit after redo');
         await shot(page, '09-redo-after-overwrite.png');
+        await checkNoErrorToasts(page);
+    });
+
+    // Issue 15: an undo never lands in the middle of a running agent turn.
+    const hook = (event) =>
+        execFileSync(turnbackBin, ['hook', 'claude-code', event], {
+            cwd: ws,
+            env,
+            input: JSON.stringify({ session_id: 'e2e1', cwd: ws, hook_event_name: event, prompt: 'Shout the greeting' }),
+            encoding: 'utf8',
+            timeout: 30000,
+        });
+
+    await step('a Claude Code hook opens a turn and the agent writes: the status bar shows it running', async () => {
+        await clearToasts(page);
+        hook('UserPromptSubmit');
+        fs.writeFileSync(app, APP_RUNNING);
+        await waitForStatus(page, /turn 1[\s\S]*running/, '"↶ turn 1 … running" while the agent works');
+        await expectEditorShows(page, APP_RUNNING, "the running agent's text");
+        await shot(page, '10-running-status.png');
+    });
+
+    await step('the "Undo turn" lens on the running turn: the modal says it is still running; Cancel changes nothing', async () => {
+        // The running turn changed two hunks of src/app.py: wait for both of its lenses (the
+        // lenses of the previous session's turn may still show until VS Code asks again).
+        const lens = page.locator('.codelens-decoration a', { hasText: /^Undo turn$/ });
+        await until(async () => (await lens.count()) === 2, 'no "Undo turn" code lenses on the running turn\'s two hunks', 20000);
+        await sleep(500);
+        await lens.last().click();
+        const dialog = page.locator('.monaco-dialog-box');
+        await dialog.waitFor({ state: 'visible', timeout: 15000 });
+        const text = (await dialog.innerText()).replace(/\s+/g, ' ');
+        check(/Turn 1 is still running \(claude-code session e2e1\)/.test(text), `unexpected running-turn modal: ${text}`);
+        check(text.includes('Undo anyway'), `the running-turn modal offers no "Undo anyway": ${text}`);
+        await shot(page, '11-running-modal.png');
+        await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+        await dialog.waitFor({ state: 'hidden' });
+        await sleep(1500); // nothing may happen now
+        check(readText(app) === APP_RUNNING, `Cancel changed src/app.py: ${JSON.stringify(readText(app))}`);
+        await checkNoErrorToasts(page);
+    });
+
+    await step('the Stop hook ends the turn: the status bar follows, and Undo Agent Turn undoes it', async () => {
+        hook('Stop');
+        await waitForStatus(page, /turn 1$/, '"↶ turn 1" once the turn ended');
+        await runCommand(page, 'turnback: Undo Agent Turn');
+        await until(
+            () => readText(app) === MANUAL_EDIT,
+            () => `the undo after Stop did not restore src/app.py: ${JSON.stringify(readText(app))}`,
+        );
+        await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..." after the turn ended');
+        await shot(page, '12-undo-after-stop.png');
         await checkNoErrorToasts(page);
     });
 

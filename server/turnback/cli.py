@@ -112,8 +112,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _turn_line(turn: dict[str, Any]) -> str:
     state = "" if turn["state"] == "active" else " (undone)"
-    sealed = " sealed" if turn["sealed"] else ""
-    return f"  {turn['turn']:>4}  {turn['createdAt']}  {turn['label']}{state}{sealed}"
+    progress = turn.get("progress") or ("sealed" if turn["sealed"] else "")
+    return f"  {turn['turn']:>4}  {turn['createdAt']}  {turn['label']}{state} {progress}".rstrip()
 
 
 def _rescued_line(version: dict[str, Any]) -> str:
@@ -146,6 +146,12 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
         )
         for turn in result["turns"]:
             print(_turn_line(turn))
+        if result.get("running"):
+            run = result["running"]
+            print(
+                f"Turn {run['turn']} is running ({run['harness']} session "
+                f"{run['harnessSession']}, last change {run['secondsSinceChange']:.0f} s ago)"
+            )
         if result["rescued"]:
             print("Rescued versions (put back with `turnback rescue ID [PATH...]`):")
             for version in result["rescued"]:
@@ -164,6 +170,22 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
                 print(f"{item['status']} {item['path']}")
     else:
         print(result["message"])
+
+
+def _env_settings() -> Any:
+    """Settings from `TURNBACK_SETTINGS` (the JSON an editor would send), else the defaults."""
+    from .config import settings_from_json
+
+    raw = os.environ.get("TURNBACK_SETTINGS")
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        print("turnback: TURNBACK_SETTINGS is not JSON; using the defaults", file=sys.stderr)
+        data = None
+    settings, warnings = settings_from_json(data)
+    for warning in warnings:
+        print(f"turnback: {warning}", file=sys.stderr)
+    return settings
 
 
 def _workspace(args: argparse.Namespace) -> str:
@@ -209,7 +231,7 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
         return _capture(args, folder)
     from .engine import Engine
 
-    engine = Engine(folder)
+    engine = Engine(folder, _env_settings())
     try:
         return _dispatch(engine, args, folder)
     finally:

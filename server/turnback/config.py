@@ -37,6 +37,9 @@ DEFAULT_SNAPSHOT_FILE_LIMIT = 1_000_000
 #: New content one capture may write to the object database; beyond it, stop, don't fill the disk.
 DEFAULT_CAPTURE_BYTE_LIMIT = 2 * 1024 * 1024 * 1024
 
+#: Seconds without a change after which an unsealed agent turn counts as interrupted.
+DEFAULT_TURN_QUIET_PERIOD = 120
+
 
 def _setting(default: Any, kind: str, shown: str, doc: str) -> Any:
     """A setting's default and its documentation, the one source for every list of settings.
@@ -98,6 +101,14 @@ class Settings:
         "2147483648 (2 GiB)",
         "A capture that would write more new content fails with `workspaceTooLarge` "
         "before writing anything.",
+    )
+    turn_quiet_period: int = _setting(
+        DEFAULT_TURN_QUIET_PERIOD,
+        "integer ≥ 1 (seconds)",
+        "120",
+        "An agent turn that is not sealed counts as running (undo and redo refuse it "
+        "without force) until its work tree has not changed for this many seconds; then "
+        "it counts as interrupted.",
     )
 
     def replace(self, **changes: Any) -> Settings:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pygit2
 
-from . import fswatch, turndiff
+from . import fswatch, running, turndiff
 from . import rescue as rescued_versions
 from .config import Settings
 from .durability import make_durable
@@ -97,6 +97,10 @@ class Engine:
         with repository_lock(self.ws.lock_path):
             self.recover()
             yield
+
+    def locked(self) -> Any:
+        """`_locked` for the engine's helper modules (running.py)."""
+        return self._locked()
 
     def recover(self) -> None:
         """Finishes or rolls back a restore a crash interrupted (the journal says which)."""
@@ -361,10 +365,11 @@ class Engine:
         options: RestoreOptions | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
+        options = options or RestoreOptions()
         with self._locked():
-            result = self.restorer.undo(
-                self.resolve_session(session), options or RestoreOptions(), progress
-            )
+            name = self.resolve_session(session)
+            running.guard_undo(self, name, options)  # never lands mid-turn of a running agent
+            result = self.restorer.undo(name, options, progress)
         return add_agent_hint(result)  # how to roll the agent's conversation back too
 
     def redo(
@@ -373,8 +378,11 @@ class Engine:
         options: RestoreOptions | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
+        options = options or RestoreOptions()
         with self._locked():
-            return self.restorer.redo(self.resolve_session(session), options or RestoreOptions())
+            name = self.resolve_session(session)
+            running.guard_redo(self, name, options)
+            return self.restorer.redo(name, options)
 
     def rescue(
         self,
@@ -451,6 +459,7 @@ class Engine:
             "session": name,
             "workTree": self.ws.root.as_uri(),
             "turns": listed,
+            "running": running.annotate_list(self, timeline, listed),
             "canUndo": bool(timeline and timeline.active),
             "canRedo": bool(timeline and timeline.undone),
             "rescued": [r.to_json() for r in reversed(timeline.rescued)] if timeline else [],

@@ -74,6 +74,8 @@ class TurnRecord:
     batch: list[int] | None = None
     #: What the latest "after" capture left out (`skipped` is the "before" capture's).
     after_skipped: list[dict[str, str]] | None = None
+    #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.
+    interrupted: str | None = None
 
     @property
     def sealed(self) -> bool:
@@ -157,9 +159,6 @@ class Timeline:
     @property
     def undone(self) -> list[TurnRecord]:
         return [t for t in self.turns if t.state == UNDONE]
-
-    def by_number(self, number: int) -> TurnRecord | None:
-        return next((t for t in self.turns if t.turn == number), None)
 
     def next_after(self, turn: TurnRecord) -> TurnRecord | None:
         later = [t for t in self.turns if t.turn > turn.turn]

@@ -117,7 +117,7 @@ class Played:
     after: dict[str, bytes]
 
 
-def _agent(name: str, base: Path) -> Agent:
+def new_agent(name: str, base: Path) -> Agent:
     root, home = base / "project", base / "home"
     make_project(root)
     home.mkdir()
@@ -144,7 +144,7 @@ def play(
 
 def run_two_turns(name: str, base: Path) -> Played:
     """The two-prompt conversation of the scenario, by agent `name` in a new project."""
-    return play(_agent(name, base), TURNS, PROMPTS)
+    return play(new_agent(name, base), TURNS, PROMPTS)
 
 
 def break_storage(agent: Agent) -> None:
@@ -157,7 +157,7 @@ def break_storage(agent: Agent) -> None:
 
 def run_with_broken_storage(name: str, base: Path) -> Played:
     """The first prompt, after turnback's storage was made unusable."""
-    return play(_agent(name, base), TURNS[:1], PROMPTS[:1], after_install=break_storage)
+    return play(new_agent(name, base), TURNS[:1], PROMPTS[:1], after_install=break_storage)
 
 
 def ignored_only(files: dict[str, bytes]) -> dict[str, bytes]:

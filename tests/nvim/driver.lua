@@ -59,6 +59,26 @@ local function state(tb, buf)
   }
 end
 
+-- Runs a user command and returns what it said and how loudly (errors included).
+local function said_by(command)
+  local said, notify = {}, vim.notify
+  vim.notify = function(msg, level) table.insert(said, { msg = msg, level = level or 0 }) end
+  local ok, err = pcall(vim.cmd, command)
+  vim.notify = notify
+  if not ok then error(command .. ": " .. tostring(err), 0) end
+  assert(#said == 1, command .. " said " .. #said .. " things")
+  return said[1].msg, said[1].level >= vim.log.levels.ERROR
+end
+
+-- The "running" scenario: the test opened an agent turn with a hook and changed files
+-- before Neovim started; :TurnbackUndo is refused, :TurnbackUndo! forces it.
+local function running(tb)
+  local msg, is_error = said_by("TurnbackUndo")
+  emit("refused", { said = msg, error = is_error, app = read("src/app.py"), list = run("TurnbackList") })
+  msg, is_error = said_by("TurnbackUndo!")
+  emit("forced", { said = msg, error = is_error, app = read("src/app.py") })
+end
+
 local function main()
   local tb = require("turnback")
   tb.timeout = 15000
@@ -74,6 +94,12 @@ local function main()
     root = tb.root,
     cwd = vim.fn.getcwd(),
   })
+  if os.getenv("TURNBACK_NVIM_SCENARIO") == "running" then
+    running(tb)
+    vim.lsp.stop_client(tb.client_id)
+    emit("stopped", { stopped = vim.wait(WAIT_MS, function() return client.is_stopped() end, 20) })
+    return
+  end
 
   local said = run("TurnbackCapture nvim turn")
   checkpoint("captured", { said = said }) -- the test now edits and creates files

@@ -37,6 +37,8 @@ export interface Target {
 }
 
 export type TurnState = 'active' | 'undone';
+/** Whether an agent may still be working on the turn (protocol.md "Turns in progress"). */
+export type TurnProgress = 'running' | 'interrupted' | 'sealed' | 'open';
 export type FileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
 
 export interface Skipped {
@@ -65,6 +67,19 @@ export interface Turn {
     skippedBefore?: Skipped[];
     /** Only with `snapshot/list` `includeFiles: true`. */
     files?: TurnFile[];
+    /** Only in `snapshot/list` results. */
+    progress?: TurnProgress;
+}
+
+/** `snapshot/list`'s `running`: the turn an agent is still working on. */
+export interface RunningTurn {
+    turn: number;
+    id: string;
+    harness: string;
+    harnessSession: string;
+    lastChangeAt: string;
+    secondsSinceChange: number;
+    quietPeriod: number;
 }
 
 export interface SessionInfo {
@@ -83,6 +98,8 @@ export interface ListResult {
     turns: Turn[];
     canUndo: boolean;
     canRedo: boolean;
+    /** Absent from servers older than protocol.md "Turns in progress". */
+    running?: RunningTurn | null;
     sessions: SessionInfo[];
 }
 
@@ -217,4 +234,17 @@ export function isConflict(error: unknown): error is ConflictError {
     }
     const data = error.data as { reason?: unknown; files?: unknown } | undefined;
     return data?.reason === 'conflict' && Array.isArray(data.files);
+}
+
+export interface TurnRunningError extends RpcErrorLike {
+    data: { reason: 'turnRunning'; turn: number; harness: string; harnessSession: string; secondsSinceChange: number };
+}
+
+/** `-32803` with `data.reason: "turnRunning"`: undo/redo would land in a running agent turn. */
+export function isTurnRunning(error: unknown): error is TurnRunningError {
+    if (!isRpcError(error) || error.code !== ErrorCodes.RequestFailed) {
+        return false;
+    }
+    const data = error.data as { reason?: unknown } | undefined;
+    return data?.reason === 'turnRunning';
 }

@@ -2,7 +2,7 @@
 import * as fs from 'fs';
 import type { MessageItem, TextDocument } from 'vscode';
 import { traceInfo, traceWarn } from '../common/logging';
-import { isConflict, RestoreParams, RestoreResult } from '../common/protocol';
+import { isConflict, isTurnRunning, RestoreParams, RestoreResult, TurnRunningError } from '../common/protocol';
 import {
     executeCommand,
     getActiveTextEditor,
@@ -18,6 +18,8 @@ export type RestoreKind = 'undo' | 'redo';
 
 export const OVERWRITE = 'Overwrite my changes';
 export const CANCEL = 'Cancel';
+export const UNDO_ANYWAY = 'Undo anyway';
+export const REDO_ANYWAY = 'Redo anyway';
 
 function verb(kind: RestoreKind): string {
     return kind === 'undo' ? 'Undo' : 'Redo';
@@ -46,8 +48,26 @@ export async function confirmOverwrite(kind: RestoreKind, files: readonly string
     return choice?.title === OVERWRITE;
 }
 
+/** The modal for `-32803` "turnRunning": true to retry with force while the agent works. */
+export async function confirmWhileRunning(kind: RestoreKind, error: TurnRunningError): Promise<boolean> {
+    const anyway: MessageItem = { title: kind === 'undo' ? UNDO_ANYWAY : REDO_ANYWAY };
+    const cancel: MessageItem = { title: CANCEL, isCloseAffordance: true };
+    const { harness, harnessSession, turn } = error.data;
+    const detail =
+        `${error.message}\n\nThe agent may still write into the files ${kind === 'undo' ? 'undo restores' : 'redo brings back'}, ` +
+        'so half of the turn could come back. Wait for the turn to end, or go ahead anyway.';
+    const choice = await showWarningMessage(
+        `Turn ${turn} is still running (${harness} session ${harnessSession}).`,
+        { modal: true, detail },
+        anyway,
+        cancel,
+    );
+    return choice?.title === anyway.title;
+}
+
 /**
- * Runs `snapshot/undo` or `snapshot/redo`; on a conflict asks, and retries with `force: true`
+ * Runs `snapshot/undo` or `snapshot/redo`; while the turn's agent still runs, asks whether to
+ * go ahead anyway (and retries with force); on a conflict asks, and retries with `force: true`
  * when the user chooses to overwrite. Resolves to undefined when the user cancelled.
  */
 export async function restore(ctx: TurnbackContext, kind: RestoreKind, params: RestoreParams): Promise<RestoreResult | undefined> {
@@ -56,6 +76,16 @@ export async function restore(ctx: TurnbackContext, kind: RestoreKind, params: R
     try {
         result = await call(params);
     } catch (error) {
+        if (isTurnRunning(error)) {
+            traceInfo(`${kind}: refused, turn ${error.data.turn} is running`);
+            if (!(await confirmWhileRunning(kind, error))) {
+                traceInfo(`${kind}: cancelled by the user`);
+                return undefined;
+            }
+            result = await call({ ...params, force: true });
+            await afterRestore(ctx, kind, params, result);
+            return result;
+        }
         if (!isConflict(error)) {
             throw error;
         }

@@ -8,9 +8,15 @@ import { createStatusBarItem, executeCommand, getWorkspaceFolders } from '../com
 import type { TurnbackContext } from './context';
 import { statusSummary } from './turns';
 
+/** While an agent turn runs, the timeline is asked again this often: a turn that ends by
+ * going quiet (no hook ran) changes no timeline, so no `snapshot/didChange` says so. */
+export const RUNNING_POLL_MS = 5000;
+
 export class TurnStatusBar {
     readonly item: StatusBarItem;
     private generation = 0;
+    private wasRunning = false;
+    private poll: ReturnType<typeof setTimeout> | undefined;
 
     constructor(private readonly ctx: TurnbackContext) {
         this.item = createStatusBarItem('turnback.status', StatusBarAlignment.Left, 50);
@@ -50,11 +56,23 @@ export class TurnStatusBar {
             this.item.tooltip = summary.tooltip;
         }
         this.item.show();
+        this.followRunning(!!list?.running);
         await executeCommand('setContext', ContextKeys.canUndo, !!list?.canUndo);
         await executeCommand('setContext', ContextKeys.canRedo, !!list?.canRedo);
     }
 
+    /** Polls while a turn runs; when it ends, every view of the timeline refreshes. */
+    private followRunning(running: boolean): void {
+        clearTimeout(this.poll);
+        this.poll = running ? setTimeout(() => void this.update(), RUNNING_POLL_MS) : undefined;
+        if (this.wasRunning && !running) {
+            this.ctx.refresh();
+        }
+        this.wasRunning = running;
+    }
+
     dispose(): void {
+        clearTimeout(this.poll);
         this.item.dispose();
     }
 }

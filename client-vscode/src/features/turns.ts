@@ -62,9 +62,15 @@ export function turnTitle(turn: Turn): string {
     return turn.label || `Turn ${turn.turn}`;
 }
 
-/** "active · sealed", "undone". */
+/** "active · finished", "active · running", "undone". */
 export function turnState(turn: Turn): string {
-    return turn.state === 'active' ? (turn.sealed ? 'active · finished' : 'active') : 'undone';
+    if (turn.state !== 'active') {
+        return 'undone';
+    }
+    if (turn.progress === 'running' || turn.progress === 'interrupted') {
+        return `active · ${turn.progress}`;
+    }
+    return turn.sealed ? 'active · finished' : 'active';
 }
 
 export const STATUS_LETTER: Record<FileStatus, string> = {
@@ -87,10 +93,20 @@ export function statusSummary(list: ListResult | undefined): StatusSummary {
     const current = newestActive(list.turns);
     const redoable = undoneCount(list.turns);
     let text = current ? `↶ turn ${current.turn}` : list.turns.length ? '↶ all undone' : '↶ no turns';
+    if (list.running) {
+        text = `↶ turn ${list.running.turn} $(sync~spin) running`;
+    }
     if (list.canRedo && redoable > 0) {
         text += ` ↷${redoable}`;
     }
     const lines = [`turnback — session "${list.session}"`];
+    if (list.running) {
+        const run = list.running;
+        lines.push(
+            `Turn ${run.turn} is running: ${run.harness} session ${run.harnessSession} changed the work tree ` +
+                `${formatAge(run.lastChangeAt)}. Undo waits until it ends (or ${run.quietPeriod} s pass without a change).`,
+        );
+    }
     if (current) {
         lines.push(`Current turn: ${current.turn} (${turnTitle(current)}), ${formatAge(current.createdAt)}`);
     } else {

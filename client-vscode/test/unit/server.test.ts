@@ -165,6 +165,7 @@ describe('settings', () => {
             'turnback.codeLens',
             'turnback.snapshotFileLimit',
             'turnback.captureByteLimit',
+            'turnback.turnQuietPeriod',
         ]);
     });
 

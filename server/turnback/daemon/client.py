@@ -43,15 +43,17 @@ class RemoteError(TurnbackError):
         return self._data
 
 
-def mode() -> str:
-    """Whether to use a daemon ("on", "no-start", "off"): off where the channel cannot be checked.
-
-    The daemon needs Unix sockets and SO_PEERCRED (Linux): macOS and Windows, and the
-    portable mode that stands in for them (`TURNBACK_PORTABLE=1`), capture in process.
-    """
+def available() -> bool:
+    """The daemon needs Unix sockets and SO_PEERCRED (Linux); macOS and Windows, and the
+    portable mode that stands in for them (`TURNBACK_PORTABLE=1`), capture in process."""
     if not (hasattr(socket, "AF_UNIX") and hasattr(socket, "SO_PEERCRED")):
-        return "off"
-    if os.environ.get("TURNBACK_PORTABLE", "") not in ("", "0"):
+        return False
+    return os.environ.get("TURNBACK_PORTABLE", "") in ("", "0")
+
+
+def mode() -> str:
+    """Whether to use a daemon: "on", "no-start" (use one, never start one) or "off"."""
+    if not available():
         return "off"
     value = os.environ.get(DAEMON_ENV, "").strip().lower()
     if value in ("off", "0", "false", "no"):

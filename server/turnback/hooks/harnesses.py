@@ -47,7 +47,7 @@ class Harness:
 
     name: str
     title: str
-    #: event name -> "before" | "after"
+    #: event name -> "before" | "after" | "interrupt" (the turn ended without "after")
     events: dict[str, str]
     #: keys tried in order for the conversation/session id
     session_keys: tuple[str, ...]
@@ -90,11 +90,23 @@ _add(
         name="claude-code",
         title="Claude Code",
         aliases=("claude", "claudecode", "claude_code"),
-        events={"UserPromptSubmit": "before", "Stop": "after"},
+        # StopFailure (the turn ended on an API error) and SessionEnd (the session closed)
+        # end a turn that Stop never sealed: it is interrupted (running.py).
+        events={
+            "UserPromptSubmit": "before",
+            "Stop": "after",
+            "StopFailure": "interrupt",
+            "SessionEnd": "interrupt",
+        },
         session_keys=("session_id",),
         prompt_keys=(("prompt",),),
         id_keys={"prompt_id": "promptId", "transcript_path": "transcriptPath"},
-        outputs={"UserPromptSubmit": _silent, "Stop": _system_message},
+        outputs={
+            "UserPromptSubmit": _silent,
+            "Stop": _system_message,
+            "StopFailure": _silent,
+            "SessionEnd": _silent,
+        },
         warn_events=("Stop",),
         source="https://docs.claude.com/en/docs/claude-code/hooks",
     )

@@ -17,7 +17,7 @@ import threading
 from typing import IO, Any
 
 from . import hookstate
-from .capture import capture
+from .capture import capture, interrupt
 from .harnesses import Harness, find_harness
 from .payload import HookCall, PayloadError, map_payload
 
@@ -80,6 +80,18 @@ def _after(call: HookCall) -> str | None:
     return None
 
 
+def _interrupt(call: HookCall, event: str) -> str | None:
+    """The harness ended the turn without its "after" hook (an API error, the session closed)."""
+    note = hookstate.read_note(call.cwd, call.session)
+    if note is None or note.get("handled") or "turn" not in note:
+        return None  # no turn of this session to mark
+    try:
+        interrupt(call.cwd, call.session, note["turn"], event)
+    except Exception as error:
+        hookstate.log(call.cwd, f"{call.session} {event}: {_describe(error)}")
+    return None
+
+
 def _work(harness: Harness, event: str, raw: bytes, result: dict[str, Any]) -> None:
     """Maps the payload and captures; leaves the warning (or None) in `result`."""
     try:
@@ -95,7 +107,10 @@ def _work(harness: Harness, event: str, raw: bytes, result: dict[str, Any]) -> N
         )
         return
     result["cwd"] = call.cwd
-    result["warning"] = _before(call) if call.phase == "before" else _after(call)
+    if call.phase == "interrupt":
+        result["warning"] = _interrupt(call, event)
+    else:
+        result["warning"] = _before(call) if call.phase == "before" else _after(call)
 
 
 def _answer(harness: Harness, event: str, warning: str | None, out: IO[str]) -> None:

@@ -19,7 +19,6 @@ REDO = "turnback.redo"
 REVERT_HUNK = "turnback.revertHunk"
 SHOW_DIFF = "turnback.showDiff"
 CAPTURE = "turnback.capture"
-COMMANDS = (UNDO, REDO, REVERT_HUNK, SHOW_DIFF, CAPTURE)
 
 
 def hunks(path: str, before: bytes | None, text: str) -> tuple[Hunk, ...]:

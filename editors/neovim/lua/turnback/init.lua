@@ -1,7 +1,8 @@
 -- turnback for Neovim 0.7+: undo and redo an AI agent's turns through the turnback server.
 -- A plugin: put editors/neovim on 'runtimepath' (a plugin manager, or a pack/*/start link),
 -- then   require("turnback").setup({ cmd = { "turnback", "serve" } })
--- Commands: :TurnbackCapture [label]  :TurnbackUndo [count]  :TurnbackRedo [count]
+-- Commands: :TurnbackCapture [label]  :TurnbackUndo[!] [count]  :TurnbackRedo[!] [count]
+-- (! forces: over conflicts, and over an agent turn that is still running)
 --           :TurnbackList  :TurnbackDiff [turn]     Lua: require("turnback").undo(2), ...
 local M = { timeout = 30000 }
 
@@ -51,11 +52,14 @@ end
 function M.capture(label) return M.request("snapshot/capture", params("label", label)) end
 function M.list() return M.request("snapshot/list") end
 function M.diff(turn) return M.request("snapshot/diff", params("turn", turn)) end
-function M.undo(count) return M.restore("snapshot/undo", count) end
-function M.redo(count) return M.restore("snapshot/redo", count) end
-function M.restore(method, count)
+function M.undo(count, force) return M.restore("snapshot/undo", count, force) end
+function M.redo(count, force) return M.restore("snapshot/redo", count, force) end
+-- `force` also overrides "turnRunning": an agent's turn still running (protocol.md).
+function M.restore(method, count, force)
   reload()
-  local result = M.request(method, params("count", count))
+  local p = params("count", count)
+  if force then p.force = true end
+  local result = M.request(method, p)
   reload()
   return result
 end
@@ -73,12 +77,13 @@ local commands = {
     local t = M.capture(label)
     return ("Captured turn %d (%s) in session %s"):format(t.turn, t.id, t.session)
   end,
-  TurnbackUndo = function(n) return restored(M.undo(number(n))) end,
-  TurnbackRedo = function(n) return restored(M.redo(number(n))) end,
+  TurnbackUndo = function(n, bang) return restored(M.undo(number(n), bang)) end,
+  TurnbackRedo = function(n, bang) return restored(M.redo(number(n), bang)) end,
   TurnbackList = function()
     local lines = {}
     for _, t in ipairs(M.list().turns) do
-      table.insert(lines, ("%4d  %-6s  %s  %s"):format(t.turn, t.state, t.createdAt, t.label or ""))
+      local line = ("%4d  %-6s  %s  %s"):format(t.turn, t.state, t.createdAt, t.label or "")
+      table.insert(lines, t.progress == "running" and line .. "  (running)" or line)
     end
     return #lines > 0 and table.concat(lines, "\n") or "No turns yet"
   end,
@@ -116,9 +121,9 @@ function M.setup(opts)
   end
   for name, run in pairs(commands) do
     vim.api.nvim_create_user_command(name, function(o)
-      local ok, text = pcall(run, o.args ~= "" and o.args or nil)
+      local ok, text = pcall(run, o.args ~= "" and o.args or nil, o.bang)
       vim.notify(tostring(text), ok and vim.log.levels.INFO or vim.log.levels.ERROR)
-    end, { nargs = name == "TurnbackList" and 0 or "?" })
+    end, { nargs = name == "TurnbackList" and 0 or "?", bang = name:find("do$") ~= nil })
   end
   return M
 end

@@ -1,0 +1,268 @@
+"""Turns in progress: an undo or redo never lands in the middle of a running agent turn.
+
+A turn a harness hook opened (its metadata names the `harness`) and nothing sealed yet is
+*running* while the work tree keeps changing, and *interrupted* once the harness says so
+(its next prompt in the session, its session-end or failure hook), or once the work tree
+has been quiet for `Settings.turn_quiet_period` seconds. "Last change" needs no daemon: it
+is the newest modification time among the paths the turn changed (compared with its
+"before" snapshot; a deleted path counts through its nearest existing folder), or the
+turn's creation time when it changed nothing yet. Turns captured by hand (no harness) are
+*open* until sealed, and undo them as always.
+
+The engine calls `guard_undo` / `guard_redo` under the repository lock before it restores,
+and `annotate_list` to add each listed turn's `progress`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+
+from .errors import RequestFailed
+from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339
+from .treeops import changed_paths
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .undo_redo import RestoreOptions
+
+RUNNING = "running"
+INTERRUPTED = "interrupted"
+SEALED = "sealed"
+#: A hand-made turn not sealed yet: it ends where the next one starts (or now).
+OPEN = "open"
+
+#: Why a turn was marked interrupted when an undo sealed it.
+QUIET_PERIOD = "quietPeriod"
+
+
+class TurnRunning(RequestFailed):
+    """Undo or redo would touch a turn whose agent is still changing the work tree."""
+
+    reason = "turnRunning"
+
+    def __init__(self, turn: TurnRecord, activity: Activity, session: str, operation: str) -> None:
+        ago = _seconds(activity.seconds_since_change)
+        super().__init__(
+            f"{operation.capitalize()} refused: turn {turn.turn} is still running "
+            f"({activity.harness} session {activity.harness_session} last changed the work "
+            f"tree {ago} ago). Wait until it ends (or is quiet for "
+            f"{_seconds(activity.quiet_period)}), or retry with force.",
+            session=session,
+            turn=turn.turn,
+            harness=activity.harness,
+            harnessSession=activity.harness_session,
+            secondsSinceChange=round(activity.seconds_since_change, 1),
+            quietPeriod=activity.quiet_period,
+        )
+
+
+@dataclass(frozen=True)
+class Activity:
+    """Who runs an unsealed harness turn and how long ago it last changed the work tree."""
+
+    harness: str
+    harness_session: str
+    last_change: float
+    seconds_since_change: float
+    quiet_period: int
+
+    @property
+    def running(self) -> bool:
+        return self.seconds_since_change < self.quiet_period
+
+    def to_json(self, turn: TurnRecord) -> dict[str, Any]:
+        return {
+            "turn": turn.turn,
+            "id": turn.id,
+            "harness": self.harness,
+            "harnessSession": self.harness_session,
+            "lastChangeAt": _rfc3339(self.last_change),
+            "secondsSinceChange": round(self.seconds_since_change, 1),
+            "quietPeriod": self.quiet_period,
+        }
+
+
+def harness_of(turn: TurnRecord) -> str | None:
+    """The harness whose hook opened the turn, or None for a turn captured by hand."""
+    metadata = turn.metadata
+    if isinstance(metadata, dict) and isinstance(metadata.get("harness"), str):
+        return metadata["harness"] or None
+    return None
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value < 120 else f"{value / 60:.0f} min"
+
+
+def _rfc3339(stamp: float) -> str:
+    moment = datetime.fromtimestamp(stamp, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _created(turn: TurnRecord) -> float:
+    try:
+        return datetime.fromisoformat(turn.created_at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _mtime(root: str, path: str) -> float | None:
+    """The path's mtime, or its nearest existing folder's (a deletion changes the folder)."""
+    parts = path.split("/")
+    for depth in range(len(parts), -1, -1):
+        try:
+            return os.lstat(os.path.join(root, *parts[:depth])).st_mtime
+        except OSError:
+            continue
+    return None
+
+
+class TurnProgress:
+    """Each turn's progress in one timeline; scans the work tree at most once, when needed."""
+
+    def __init__(self, engine: Engine, timeline: Timeline) -> None:
+        self.engine = engine
+        self.timeline = timeline
+        self._now: pygit2.Tree | None = None
+
+    def now(self) -> pygit2.Tree:
+        if self._now is None:
+            snap = self.engine.capture_now(None, None)
+            self._now = self.engine.repo[snap.tree]  # type: ignore[assignment]
+        return self._now  # type: ignore[return-value]
+
+    def may_run(self, turn: TurnRecord) -> bool:
+        """Unsealed, opened by a harness, not marked interrupted, and no later prompt yet."""
+        return (
+            not turn.sealed
+            and turn.interrupted is None
+            and harness_of(turn) is not None
+            and self.timeline.next_after(turn) is None
+        )
+
+    def activity(self, turn: TurnRecord) -> Activity | None:
+        """How recently the turn's work tree changed, for a turn that may still run."""
+        if not self.may_run(turn):
+            return None
+        paths = changed_paths(self.engine.repo, self.engine.tree(turn.before), self.now())
+        root = str(self.engine.ws.root)
+        stamps = [s for s in (_mtime(root, p) for p in paths) if s is not None]
+        last = max([_created(turn), *stamps])
+        metadata = turn.metadata if isinstance(turn.metadata, dict) else {}
+        return Activity(
+            harness=harness_of(turn) or "",
+            harness_session=str(metadata.get("sessionId", self.timeline.session)),
+            last_change=last,
+            seconds_since_change=max(0.0, time.time() - last),
+            quiet_period=self.engine.settings.turn_quiet_period,
+        )
+
+    def of(self, turn: TurnRecord) -> tuple[str, Activity | None]:
+        """The turn's progress (running, interrupted, sealed or open) and its activity."""
+        if turn.interrupted is not None:
+            return INTERRUPTED, None
+        if turn.sealed:
+            return SEALED, None
+        if harness_of(turn) is None:
+            return OPEN, None
+        activity = self.activity(turn)
+        if activity is None or not activity.running:
+            return INTERRUPTED, activity
+        return RUNNING, activity
+
+
+def annotate_list(
+    engine: Engine, timeline: Timeline | None, listed: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Adds `progress` to each listed turn; returns the running turn's activity JSON or None."""
+    if timeline is None:
+        return None
+    progress = TurnProgress(engine, timeline)
+    running: dict[str, Any] | None = None
+    by_number = {t.turn: t for t in timeline.turns}
+    for item in listed:
+        record = by_number[item["turn"]]
+        state, activity = progress.of(record)
+        item["progress"] = state
+        if state == RUNNING and activity is not None:
+            running = activity.to_json(record)
+    return running
+
+
+def _seal_interrupted(engine: Engine, timeline: Timeline, turn: TurnRecord) -> None:
+    """Seals an interrupted turn with the work tree as it is: what its redo brings back."""
+    snap = engine.capture_now(None, None)
+    turn.after = engine.snapshot_commit(snap, f"turnback: after interrupted turn {turn.turn}\n")
+    turn.sealed_at = now_rfc3339()
+    turn.interrupted = QUIET_PERIOD
+    engine.store.save(timeline)
+
+
+def guard_undo(engine: Engine, session: str, options: RestoreOptions) -> None:
+    """Refuses an undo that would touch a running turn; seals an interrupted one first.
+
+    Every undo includes the newest active turn, the only one that may still run. A dry run
+    and a forced undo are never refused, and a dry run never seals.
+    """
+    timeline = engine.store.load(session)
+    if timeline is None or not timeline.active:
+        return
+    newest = timeline.active[-1]
+    progress = TurnProgress(engine, timeline)
+    if options.dry_run or not progress.may_run(newest):
+        return
+    activity = progress.activity(newest)
+    if activity is not None and activity.running and not options.force:
+        raise TurnRunning(newest, activity, session, "undo")
+    if activity is not None and not activity.running:
+        _seal_interrupted(engine, timeline, newest)
+
+
+def guard_redo(engine: Engine, session: str, options: RestoreOptions) -> None:
+    """Refuses a redo of a turn whose agent still writes (a turn undone by force mid-run)."""
+    timeline = engine.store.load(session)
+    if timeline is None or options.dry_run or options.force:
+        return
+    undone = [t for t in timeline.turns if t.state == UNDONE]
+    if not undone:
+        return
+    if options.turn is not None:
+        target = engine.find_turn(timeline, options.turn)
+        touched = [t for t in undone if t.turn <= target.turn]
+    else:
+        touched = undone[: options.count]
+    progress = TurnProgress(engine, timeline)
+    for turn in touched:
+        activity = progress.activity(turn)
+        if activity is not None and activity.running:
+            raise TurnRunning(turn, activity, session, "redo")
+
+
+def mark_interrupted(engine: Engine, session: str, turn_ref: int | str, reason: str) -> bool:
+    """The harness said its turn ended without its "after" hook: seal it and say why.
+
+    Only the hook's own turn, and only while nothing sealed it; True when it was marked.
+    """
+    with engine.locked():
+        timeline = engine.store.load(session)
+        if timeline is None:
+            return False
+        turn = next(
+            (t for t in timeline.turns if turn_ref in (t.turn, t.id, t.before)),
+            None,
+        )
+        if turn is None or turn.sealed or turn.interrupted is not None:
+            return False
+        if turn.state == ACTIVE and timeline.next_after(turn) is None:
+            snap = engine.capture_now(None, None)
+            turn.after = engine.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
+            turn.sealed_at = now_rfc3339()
+        turn.interrupted = reason
+        engine.store.save(timeline)
+        return True
