@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -194,7 +195,7 @@ async def start_server(root: Path, **settings) -> AsyncIterator[LanguageClient]:
         await lsp_client.stop()
 
 
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+def run_cli(root: Path, *args: str, **popen: Any) -> subprocess.CompletedProcess:
     """`turnback <args>` in `root`: another process sharing the server's storage."""
     return subprocess.run(
         [sys.executable, "-m", "turnback", *args],
@@ -204,6 +205,7 @@ def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=60,
         check=False,
+        **popen,
     )
 
 

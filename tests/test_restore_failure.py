@@ -6,13 +6,12 @@ import ctypes
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from conftest import SERVER_ENV, cli_json, git, make_repo, read, request, tree_state, write
+from conftest import cli_json, git, make_repo, read, request, run_cli, tree_state, write
 
 
 # Ensures a restore that fails midway puts back what it had written and reports restoreFailed.
@@ -78,16 +77,7 @@ def _without_root_overrides() -> None:
 
 def run_as_user(root: Path, *args: str) -> subprocess.CompletedProcess:
     """`turnback <args>` as a process that file permissions apply to."""
-    return subprocess.run(
-        [sys.executable, "-m", "turnback", *args],
-        cwd=root,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        preexec_fn=_without_root_overrides,
-    )
+    return run_cli(root, *args, preexec_fn=_without_root_overrides)
 
 
 # Ensures an undo that cannot write into a read-only directory names the file and the
