@@ -195,12 +195,14 @@ async def start_server(root: Path, **settings) -> AsyncIterator[LanguageClient]:
         await lsp_client.stop()
 
 
-def run_cli(root: Path, *args: str, **popen: Any) -> subprocess.CompletedProcess:
+def run_cli(
+    root: Path, *args: str, env: dict[str, str] | None = None, **popen: Any
+) -> subprocess.CompletedProcess:
     """`turnback <args>` in `root`: another process sharing the server's storage."""
     return subprocess.run(
         [sys.executable, "-m", "turnback", *args],
         cwd=root,
-        env=SERVER_ENV,
+        env=SERVER_ENV if env is None else env,
         capture_output=True,
         text=True,
         timeout=60,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from conftest import SERVER_ENV, read, request, start_server, to_plain, tree_state, write
+from conftest import SERVER_ENV, read, request, run_cli, start_server, to_plain, tree_state, write
 
 SESSION_ID = "c1f0-run"
 SESSION = f"claude-code:{SESSION_ID}"
@@ -57,15 +57,7 @@ def cli(root: Path, *args: str, quiet: int | None = None) -> subprocess.Complete
     env = dict(SERVER_ENV)
     if quiet is not None:
         env["TURNBACK_SETTINGS"] = json.dumps({"turnQuietPeriod": quiet})
-    return subprocess.run(
-        [sys.executable, "-m", "turnback", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_cli(root, *args, env=env)
 
 
 def cli_ok(root: Path, *args: str, quiet: int | None = None) -> dict:
