@@ -35,6 +35,15 @@ def _undo_edit_forced_redo(repo: Path, run) -> None:
     assert read(repo, "src/app.py") == "print('agent')\n"
 
 
+def _server(client):
+    """`run("undo", force=True)`: a snapshot/* request to the test's server."""
+
+    async def run(command: str, **params):
+        return await request(client, f"snapshot/{command}", params)
+
+    return run
+
+
 def _cli(repo: Path):
     def run(command: str, **options) -> dict:
         args = [command]
@@ -53,8 +62,7 @@ def _rescued(listing: dict) -> list[dict]:
 # Ensures snapshot/list returns a forced redo's overwritten edit as a rescued version
 # {id, createdAt, reason, files}, and that its commit holds the user's bytes.
 async def test_list_shows_what_a_forced_redo_overwrote(client, repo: Path):
-    async def run(command: str, **params):
-        return await request(client, f"snapshot/{command}", params)
+    run = _server(client)
 
     await run("capture", label="turn")
     write(repo, "src/app.py", "print('agent')\n")
@@ -74,8 +82,7 @@ async def test_list_shows_what_a_forced_redo_overwrote(client, repo: Path):
 # replaced as a new rescued version (newest first in list), and that rescuing that one
 # brings the replaced content back: a rescue loses nothing either.
 async def test_rescue_puts_back_and_rescues_what_it_replaced(client, repo: Path):
-    async def run(command: str, **params):
-        return await request(client, f"snapshot/{command}", params)
+    run = _server(client)
 
     await run("capture", label="turn")
     write(repo, "src/app.py", "print('agent')\n")
@@ -105,8 +112,7 @@ async def test_rescue_puts_back_and_rescues_what_it_replaced(client, repo: Path)
 # Ensures `paths` restores only the named files (relative or absolute), and a bad id or
 # path is -32602 naming its field, with nothing written.
 async def test_rescue_paths_and_bad_params(client, repo: Path):
-    async def run(command: str, **params):
-        return await request(client, f"snapshot/{command}", params)
+    run = _server(client)
 
     await _async_forced_redo(repo, run)
     [version] = (await run("list"))["rescued"]
@@ -148,8 +154,7 @@ async def _async_forced_redo(repo: Path, run) -> None:
 # Ensures prune keeps rescued versions (even when it drops every turn, the session
 # stays for them) until `rescued: true` asks, and then reports what it removed.
 async def test_prune_keeps_rescued_versions_unless_asked(client, repo: Path):
-    async def run(command: str, **params):
-        return await request(client, f"snapshot/{command}", params)
+    run = _server(client)
 
     await _async_forced_redo(repo, run)
     [version] = (await run("list"))["rescued"]
@@ -258,8 +263,7 @@ def test_old_timeline_with_bare_rescued_ids_still_loads(repo: Path):
 # Ensures a rescue never silently overwrites a file open in the editor with unsaved
 # changes: a conflict naming it, nothing written; `force` writes it.
 async def test_rescue_over_unsaved_editor_changes_needs_force(client, repo: Path):
-    async def run(command: str, **params):
-        return await request(client, f"snapshot/{command}", params)
+    run = _server(client)
 
     await _async_forced_redo(repo, run)
     [version] = (await run("list"))["rescued"]
