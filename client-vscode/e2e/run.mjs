@@ -172,6 +172,15 @@ function check(condition, message) {
  * Polls `probe` until it returns a truthy value; fails with `message` (a string, or a function
  * called at the deadline, so that it describes the final state) and the probe's last value.
  */
+/** Waits until app.py, greeting.py and helpers.py hold `want` (undefined: absent). */
+async function untilFiles({ app, greeting, helpers }, want, what) {
+    const files = [app, greeting, helpers];
+    await until(
+        () => files.every((file, i) => readText(file) === want[i]),
+        () => `${what}: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
+    );
+}
+
 async function until(probe, message, timeoutMs = 15000, intervalMs = 200) {
     const deadline = Date.now() + timeoutMs;
     let last;
@@ -730,10 +739,7 @@ async function main() {
     await step('turnback: Undo Agent Turn: the files and the open editor go back', async () => {
         await clearToasts(page);
         await runCommand(page, 'turnback: Undo Agent Turn');
-        await until(
-            () => readText(app) === APP_BEFORE && readText(greeting) === undefined && readText(helpers) === HELPERS_BEFORE,
-            () => `the files on disk are not back to before the turn: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
-        );
+        await untilFiles({ app, greeting, helpers }, [APP_BEFORE, undefined, HELPERS_BEFORE], 'the files on disk are not back to before the turn');
         const note = await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..."');
         check(/Redo/.test(note), `the undo notification offers no Redo: ${note}`);
         await waitForStatus(page, /all undone.*↷1/, '"↶ all undone ↷1"');
@@ -747,10 +753,7 @@ async function main() {
     await step("turnback: Redo Agent Turn: the agent's version is back", async () => {
         await clearToasts(page);
         await runCommand(page, 'turnback: Redo Agent Turn');
-        await until(
-            () => readText(app) === APP_AGENT && readText(greeting) === GREETING_AGENT && readText(helpers) === undefined,
-            () => `the files on disk are not the agent's again: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
-        );
+        await untilFiles({ app, greeting, helpers }, [APP_AGENT, GREETING_AGENT, undefined], "the files on disk are not the agent's again");
         await waitForToast(page, /Redid 1 turn/, '"Redid 1 turn ..."');
         await waitForStatus(page, /turn 1$/, '"↶ turn 1"');
         await expectEditorShows(page, APP_AGENT, "the agent's text after redo");
@@ -786,10 +789,7 @@ async function main() {
         check((await dialog.innerText()).includes('src/app.py'), 'the second conflict modal does not name src/app.py');
         await dialog.locator('.monaco-button', { hasText: 'Overwrite my changes' }).click();
         await dialog.waitFor({ state: 'hidden' });
-        await until(
-            () => readText(app) === APP_BEFORE && readText(greeting) === undefined && readText(helpers) === HELPERS_BEFORE,
-            () => `the forced undo did not restore the files: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
-        );
+        await untilFiles({ app, greeting, helpers }, [APP_BEFORE, undefined, HELPERS_BEFORE], 'the forced undo did not restore the files');
         await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..." after the forced undo');
         await expectEditorShows(page, APP_BEFORE, 'the original text after the forced undo');
         check(timeline().turns[0].state === 'undone', 'after the forced undo the CLI does not see the turn as undone');
@@ -800,10 +800,7 @@ async function main() {
     await step('Redo brings back what the forced undo overwrote (the manual edit)', async () => {
         await clearToasts(page);
         await runCommand(page, 'turnback: Redo Agent Turn');
-        await until(
-            () => readText(app) === MANUAL_EDIT && readText(greeting) === GREETING_AGENT && readText(helpers) === undefined,
-            () => `redo did not bring back the state the forced undo replaced: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
-        );
+        await untilFiles({ app, greeting, helpers }, [MANUAL_EDIT, GREETING_AGENT, undefined], 'redo did not bring back the state the forced undo replaced');
         await waitForToast(page, /Redid 1 turn/, '"Redid 1 turn ..." after the forced undo');
         await expectEditorShows(page, MANUAL_EDIT, 'the manual edit after redo');
         await shot(page, '09-redo-after-overwrite.png');
@@ -903,10 +900,7 @@ async function cleanMachineTurn(page, { app, greeting, helpers }) {
     await step('turnback: Undo Agent Turn: the files and the open editor go back', async () => {
         await clearAllNotifications(page);
         await runCommand(page, 'turnback: Undo Agent Turn');
-        await until(
-            () => readText(app) === APP_BEFORE && readText(greeting) === undefined && readText(helpers) === HELPERS_BEFORE,
-            () => `the files on disk are not back to before the turn: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
-        );
+        await untilFiles({ app, greeting, helpers }, [APP_BEFORE, undefined, HELPERS_BEFORE], 'the files on disk are not back to before the turn');
         await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..."');
         await waitForStatus(page, /all undone.*↷1/, '"↶ all undone ↷1"');
         await expectEditorShows(page, APP_BEFORE, 'the original text after undo');
@@ -917,10 +911,7 @@ async function cleanMachineTurn(page, { app, greeting, helpers }) {
     await step("turnback: Redo Agent Turn: the agent's version is back", async () => {
         await clearAllNotifications(page);
         await runCommand(page, 'turnback: Redo Agent Turn');
-        await until(
-            () => readText(app) === APP_AGENT && readText(greeting) === GREETING_AGENT && readText(helpers) === undefined,
-            () => `the files on disk are not the agent's again: app.py=${JSON.stringify(readText(app))}, greeting.py=${JSON.stringify(readText(greeting))}, helpers.py=${JSON.stringify(readText(helpers))}`,
-        );
+        await untilFiles({ app, greeting, helpers }, [APP_AGENT, GREETING_AGENT, undefined], "the files on disk are not the agent's again");
         await waitForToast(page, /Redid 1 turn/, '"Redid 1 turn ..."');
         await waitForStatus(page, /turn 1$/, '"↶ turn 1"');
         await expectEditorShows(page, APP_AGENT, "the agent's text after redo");
