@@ -138,7 +138,7 @@ def dirty_undo_block(bench: Any, engine: Any, options: Any, repeat: int) -> None
                 start = time.perf_counter()
                 redone = engine.redo(options=options)
                 took_redo = time.perf_counter() - start
-            assert len(undone["files"]) == UNDO_FILES == len(redone["files"])
+            assert len(undone.files) == UNDO_FILES == len(redone.files)
             if method == "files":
                 fresh_ballast(ballast, "floor")
                 floor = kernel_floor(bench.work.parent / "dirty-floor")

@@ -117,7 +117,7 @@ def main() -> None:
             for k in range(hunk * step + 5, hunk * step + 15):
                 lines[k] += b"  # edited"
         path.write_bytes(b"\n".join(lines))
-    turn = engine.capture(phase="after")["turn"]
+    turn = engine.capture(phase="after").number
     profile("diff of a turn of 50 files x ~2,000 lines", lambda: engine.diff(turn=turn))
 
     # 5. undo / redo of 1,000 files

@@ -120,6 +120,7 @@ from pygls.lsp.client import LanguageClient  # noqa: E402
 
 from turnback.config import Settings  # noqa: E402
 from turnback.engine import Engine, RestoreOptions  # noqa: E402
+from turnback.wire import to_wire  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -461,7 +462,7 @@ class Bench:
                         start = time.perf_counter()
                         redone = await server.call("snapshot/redo", {})
                         took_redo = time.perf_counter() - start
-                        assert len(undone["files"]) == n and len(redone["files"]) == n, (
+                        assert len(undone.files) == n and len(redone.files) == n, (
                             undone["message"],
                             redone["message"],
                         )
@@ -607,7 +608,7 @@ class Bench:
                     start = time.perf_counter()
                     redone = engine.redo(options=RestoreOptions())
                     took_redo = time.perf_counter() - start
-                    assert len(undone["files"]) == n and len(redone["files"]) == n
+                    assert len(undone.files) == n and len(redone.files) == n
                     if measured:
                         self.add(f"undo.engine.{n}", took_undo)
                         self.add(f"redo.engine.{n}", took_redo)
@@ -620,7 +621,7 @@ class Bench:
             self.mark_load("diff.engine")
 
             async def call(method: str, params: dict) -> Any:
-                return engine.capture(**{k: v for k, v in params.items()})
+                return to_wire(engine.capture(**{k: v for k, v in params.items()}))
 
             turn = asyncio.run(self.diff_turn(call))
             for measured in [False] + [True] * repeats(1000):

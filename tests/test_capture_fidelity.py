@@ -18,6 +18,7 @@ from conftest import git, make_repo, write
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
 from turnback.snapshot.seedcheck import untrusted_entries
+from turnback.wire import to_wire
 
 
 def snapshot_blob(engine: Engine, path: str, which: str = "before") -> bytes:
@@ -95,7 +96,7 @@ def test_flagged_file_edit_is_captured_and_undone(tmp_path: Path, flag: str):
     engine.capture(label="turn")
     write(root, "settings.ini", "the agent's settings\n")
     engine.capture(phase="after")
-    undone = engine.undo()
+    undone = to_wire(engine.undo())
     assert undone["files"] == [{"path": "settings.ini", "action": "modified"}]
     assert (root / "settings.ini").read_text() == "the user's local settings\n"
 
@@ -109,9 +110,9 @@ def test_fifo_replacing_tracked_file_is_reported_never_read(tmp_path: Path):
     (root / "a.txt").unlink()
     os.mkfifo(root / "a.txt")
     write(root, "b.txt", "b2\n")
-    sealed = engine.capture(phase="after")
+    sealed = to_wire(engine.capture(phase="after"))
     assert sealed["skipped"] == [{"path": "a.txt", "reason": "specialFile"}]
-    undone = engine.undo()
+    undone = to_wire(engine.undo())
     assert undone["kept"] == [{"path": "a.txt", "reason": "specialFile"}]
     assert (root / "b.txt").read_text() == "b\n"
     assert not (root / "a.txt").is_file()  # the FIFO is still there, never written through
@@ -127,7 +128,7 @@ def test_watched_capture_reports_a_fifo(tmp_path: Path):
     engine.capture(label="turn 2")  # now the watcher's path is in use
     os.mkfifo(root / "pipe")
     write(root, "a.txt", "edited\n")
-    sealed = engine.capture(phase="after")
+    sealed = to_wire(engine.capture(phase="after"))
     assert sealed["skipped"] == [{"path": "pipe", "reason": "specialFile"}]
     engine.close()
 
@@ -138,7 +139,7 @@ def test_after_capture_reports_its_own_skipped_and_undo_keeps_them(tmp_path: Pat
     root = tmp_path / "folder"
     write(root, "a.txt", "a\n")
     engine = Engine(str(root))
-    assert engine.capture(label="turn")["skipped"] == []
+    assert to_wire(engine.capture(label="turn"))["skipped"] == []
     write(root, "big.bin", b"\0" * (12 << 20))
     write(root, "node_modules/pkg/index.js", "x\n")
     write(root, "a.txt", "a2\n")
@@ -146,10 +147,10 @@ def test_after_capture_reports_its_own_skipped_and_undo_keeps_them(tmp_path: Pat
         {"path": "big.bin", "reason": "tooLarge"},
         {"path": "node_modules", "reason": "excludedDirectory"},
     ]
-    sealed = engine.capture(phase="after")
+    sealed = to_wire(engine.capture(phase="after"))
     assert sealed["skipped"] == left_out
     assert sealed["skippedBefore"] == []
-    undone = engine.undo()
+    undone = to_wire(engine.undo())
     assert undone["kept"] == left_out
     assert undone["files"] == [{"path": "a.txt", "action": "modified"}]
     assert (root / "big.bin").stat().st_size == 12 << 20
@@ -163,9 +164,11 @@ def test_submodule_is_reported_with_its_path(tmp_path: Path):
     git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "lib"))
     git(root, "commit", "-q", "-m", "submodule")
     engine = Engine(str(root))
-    assert engine.capture(label="turn")["skipped"] == [{"path": "lib", "reason": "submodule"}]
+    assert to_wire(engine.capture(label="turn"))["skipped"] == [
+        {"path": "lib", "reason": "submodule"}
+    ]
     write(root, "lib/lib.py", "edited inside\n")
-    sealed = engine.capture(phase="after")
+    sealed = to_wire(engine.capture(phase="after"))
     assert sealed["skipped"] == [{"path": "lib", "reason": "submodule"}]
 
 

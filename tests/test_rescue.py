@@ -17,6 +17,7 @@ from pygls.exceptions import JsonRpcException
 
 from conftest import SERVER_ENV, cli_json, git, read, request, run_cli, write
 from turnback.history.timeline import Timeline
+from turnback.wire import rescued
 
 
 def _undo_edit_forced_redo(repo: Path, run) -> None:
@@ -251,7 +252,7 @@ def test_old_timeline_with_bare_rescued_ids_still_loads(repo: Path):
     timeline = Timeline.from_json(json.loads(json.dumps(old)))
     [version] = timeline.rescued
     assert (version.id, version.commit, version.reason) == (commit[:16], commit, "forcedRedo")
-    assert version.to_json() == {
+    assert rescued(version.to_result()) == {
         "id": commit[:16],
         "createdAt": "",
         "reason": "forcedRedo",

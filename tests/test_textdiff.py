@@ -20,6 +20,7 @@ from turnback.diff.textdiff import (
     diff_file,
     is_binary,
 )
+from turnback.wire import file_diff
 
 
 def lines(*items: str) -> bytes:
@@ -157,7 +158,7 @@ def test_binary() -> None:
     d = diff_file("img.png", b"text\n", b"\x89PNG\0\0")
     assert (d.binary, d.hunks, d.diff, d.additions, d.deletions) == (True, (), "", 0, 0)
     assert d.status == "modified"
-    assert diff_file("img.png", None, b"\0").to_json()["binary"] is True
+    assert file_diff(diff_file("img.png", None, b"\0"))["binary"] is True
 
 
 # Ensures oversized input returns truncated fast (no SequenceMatcher) with the right status.
@@ -167,15 +168,15 @@ def test_oversized_is_truncated_quickly() -> None:
     d = diff_file("big.txt", big, big[::-1], old_path="old.txt")
     assert time.perf_counter() - start < 0.5
     assert (d.truncated, d.status, d.hunks, d.diff, d.additions) == (True, "renamed", (), "", 0)
-    assert d.to_json()["truncated"] is True
+    assert file_diff(d)["truncated"] is True
     many = b"x\n" * 60_000  # small in bytes, over the line limit
     assert diff_file("f", None, many).truncated
     assert diff_file("f", b"a\n", b"b\n", limits=DiffLimits(max_bytes=1)).status == "modified"
 
 
-# Ensures the JSON shape: camelCase keys, null oldPath, "truncated" omitted when false.
-def test_to_json() -> None:
-    j = diff_file("f.txt", b"a\n", b"b\n").to_json()
+# Ensures the wire shape: camelCase keys, null oldPath, "truncated" omitted when false.
+def test_wire_shape() -> None:
+    j = file_diff(diff_file("f.txt", b"a\n", b"b\n"))
     assert j == {
         "path": "f.txt",
         "oldPath": None,

@@ -17,13 +17,15 @@ import os
 import sys
 
 from . import __version__
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_FAILED, InvalidParams, TurnbackError
+from .errors import InvalidParams, Reason, TurnbackError
 
 TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+#: An engine error's reason → the exit code; every other reason (refused) exits 1.
+_EXIT_CODES = {Reason.INVALID_PARAMS: EXIT_USAGE, Reason.INTERNAL: EXIT_INTERNAL}
 #: Options that carry text into the timeline or a ref name: they must be valid UTF-8.
 _TEXT_OPTIONS = {
     "session": "session",
@@ -233,7 +235,9 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
 
     engine = Engine(folder, _env_settings())
     try:
-        return _dispatch(engine, args, folder)
+        from .wire import to_wire
+
+        return to_wire(_dispatch(engine, args, folder))
     finally:
         for message in engine.take_recovered():
             print(f"turnback: {message}", file=sys.stderr)
@@ -327,15 +331,12 @@ def main(argv: list[str] | None = None) -> int:
         result = run_command(args)
     except TurnbackError as error:
         if args.json:
-            print(
-                json.dumps(
-                    {"error": {"code": error.code, "message": error.message, "data": error.data}}
-                )
-            )
+            from .wire import error_to_wire
+
+            print(json.dumps({"error": error_to_wire(error)}))
         else:
             print(f"turnback: {error.message}", file=sys.stderr)
-        codes = {INVALID_PARAMS: EXIT_USAGE, REQUEST_FAILED: EXIT_FAILED}
-        return codes.get(error.code, EXIT_INTERNAL if error.code == INTERNAL_ERROR else EXIT_FAILED)
+        return _EXIT_CODES.get(error.reason, EXIT_FAILED)
     except OSError as error:  # the file system refused (permissions, a full disk, ...)
         where = f": {os.fsdecode(error.filename)}" if error.filename is not None else ""
         print(f"turnback: {error.strerror or error}{where}", file=sys.stderr)

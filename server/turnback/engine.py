@@ -1,7 +1,8 @@
 """The engine: capture, undo, redo, list, diff and prune for one work tree.
 
 It knows nothing of LSP or the command line; both fronts call these methods
-with plain values and get plain JSON-ready dicts back. Every method that reads
+with plain values and get the dataclasses of results.py back (wire.py makes
+protocol.md's JSON of them). Every method that reads
 or writes a timeline holds the repository lock, so servers and CLI processes
 acting on one repository at once are serialised.
 """
@@ -46,9 +47,22 @@ from .history.timeline import (
 )
 from .hooks.hints import add_agent_hint
 from .restore import rescue as rescued_versions
-from .restore.plan import KeptFile, describe, roll_back
+from .restore.plan import describe, roll_back
 from .restore.undo_redo import RestoreOptions, Restorer
 from .restore.workwriter import WorkWriter, sweep_staging
+from .results import (
+    DiffResult,
+    FileContent,
+    KeptFile,
+    ListResult,
+    PruneResult,
+    RemovedRescued,
+    RemovedTurn,
+    RescueResult,
+    RestoreResult,
+    SessionInfo,
+    Turn,
+)
 from .snapshot import fswatch
 from .snapshot.scanner import Progress, Scanner, Snapshot
 
@@ -128,7 +142,7 @@ class Engine:
                 f"{describe(cause)} on {path}; it will retry. The state before it is "
                 f"commit {intent.saved}.",
                 path=path,
-                rolledBack=False,
+                rolled_back=False,
                 saved=intent.saved,
                 kept=undone.kept,
             )
@@ -289,9 +303,6 @@ class Engine:
             if (s["path"], s["reason"]) not in before and os.path.lexists(self.ws.root / s["path"])
         ]
 
-    def turn_json(self, timeline: Timeline, turn: TurnRecord) -> dict[str, Any]:
-        return turn.to_json(timeline.session)
-
     # ---- capture -------------------------------------------------------------------------
 
     def capture(
@@ -303,7 +314,7 @@ class Engine:
         progress: Progress | None = None,
         cancelled: CancelCheck | None = None,
         turn: int | str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Turn:
         if phase not in ("before", "after"):
             raise InvalidParams("phase", 'must be "before" or "after"')
         if label is not None and not isinstance(label, str):
@@ -357,7 +368,7 @@ class Engine:
                 if len(timeline.turns) > keep:
                     timeline.turns = timeline.turns[-keep:]
             self.store.save(timeline)
-            return self.turn_json(timeline, turn)
+            return turn.to_result(timeline.session)
 
     # ---- undo / redo ---------------------------------------------------------------------
 
@@ -366,7 +377,7 @@ class Engine:
         session: str | None = None,
         options: RestoreOptions | None = None,
         progress: Progress | None = None,
-    ) -> dict[str, Any]:
+    ) -> RestoreResult:
         options = options or RestoreOptions()
         with self._locked():
             name = self.resolve_session(session)
@@ -379,7 +390,7 @@ class Engine:
         session: str | None = None,
         options: RestoreOptions | None = None,
         progress: Progress | None = None,
-    ) -> dict[str, Any]:
+    ) -> RestoreResult:
         options = options or RestoreOptions()
         with self._locked():
             name = self.resolve_session(session)
@@ -392,7 +403,7 @@ class Engine:
         version_id: Any,
         paths: Any = None,
         options: RestoreOptions | None = None,
-    ) -> dict[str, Any]:
+    ) -> RescueResult:
         """Puts back the files of a rescued version (what a forced restore overwrote).
 
         Without a session, the version is looked for in every session: its id is unique.
@@ -406,9 +417,7 @@ class Engine:
                 self, name or self.resolve_session(None), request, options or RestoreOptions()
             )
 
-    def file_baseline(
-        self, session: str | None, path: str
-    ) -> tuple[dict[str, Any], bytes | None] | None:
+    def file_baseline(self, session: str | None, path: str) -> tuple[Turn, bytes | None] | None:
         """The newest active turn and its snapshot of `path`, if that turn changed the file."""
         with self._locked():
             timeline = self.store.load(self.resolve_session(session))
@@ -420,7 +429,7 @@ class Engine:
             if end is not None and entry_at(end, path) == start:
                 return None
             data = self.repo[pygit2.Oid(hex=start.oid)].data if start else None
-            return self.turn_json(timeline, turn), data
+            return turn.to_result(timeline.session), data
 
     def sessions_state(self) -> dict[str, str]:
         """Session → last update time, to notice changes made by any process."""
@@ -431,7 +440,7 @@ class Engine:
 
     def list(
         self, session: str | None = None, limit: int | None = None, include_files: bool = False
-    ) -> dict[str, Any]:
+    ) -> ListResult:
         if limit is not None and (
             not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
         ):
@@ -441,14 +450,14 @@ class Engine:
 
     def _list(
         self, session: str | None, limit: int | None, include_files: bool = False
-    ) -> dict[str, Any]:
+    ) -> ListResult:
         name = self.resolve_session(session)
         timelines = self.store.all()
         timeline = next((t for t in timelines if t.session == name), None)
         turns = list(reversed(timeline.turns)) if timeline else []
         if limit is not None:
             turns = turns[:limit]
-        listed = [self.turn_json(timeline, t) for t in turns] if timeline else []
+        listed = [t.to_result(timeline.session) for t in turns] if timeline else []
         if include_files and timeline:
             now: pygit2.Tree | None = None
             for item, record in zip(listed, turns, strict=True):
@@ -456,20 +465,20 @@ class Engine:
                 if end is None:  # the newest turn, unsealed: compare with the work tree now
                     now = now or self.repo[self.capture_now(None, None).tree]
                     end = now
-                item["files"] = turndiff.changed_files(self.repo, self.tree(record.before), end)
-        return {
-            "session": name,
-            "workTree": self.ws.root.as_uri(),
-            "turns": listed,
-            "running": running.annotate_list(self, timeline, listed),
-            "canUndo": bool(timeline and timeline.active),
-            "canRedo": bool(timeline and timeline.undone),
-            "rescued": [r.to_json() for r in reversed(timeline.rescued)] if timeline else [],
-            "sessions": [
-                {"id": t.session, "turns": len(t.turns), "updatedAt": t.updated_at}
+                item.files = turndiff.changed_files(self.repo, self.tree(record.before), end)
+        return ListResult(
+            session=name,
+            work_tree=self.ws.root,
+            turns=listed,
+            running=running.annotate_list(self, timeline, listed),
+            can_undo=bool(timeline and timeline.active),
+            can_redo=bool(timeline and timeline.undone),
+            rescued=[r.to_result() for r in reversed(timeline.rescued)] if timeline else [],
+            sessions=[
+                SessionInfo(t.session, len(t.turns), t.updated_at)
                 for t in sorted(timelines, key=lambda t: t.updated_at, reverse=True)
             ],
-        }
+        )
 
     def find_turn(self, timeline: Timeline | None, turn: Any) -> TurnRecord:
         if turn is not None and (isinstance(turn, bool) or not isinstance(turn, (int, str))):
@@ -491,42 +500,30 @@ class Engine:
         turn: Any = None,
         path: str | None = None,
         context: int = 3,
-    ) -> dict[str, Any]:
+    ) -> DiffResult:
         if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 1000:
             raise InvalidParams("context", "must be an integer from 0 to 1000")
         rel = turndiff.relative_path(self.ws.root, path) if path is not None else None
         with self._locked():
             return self._diff(session, turn, rel, context)
 
-    def _diff(
-        self, session: str | None, turn: Any, rel: str | None, context: int
-    ) -> dict[str, Any]:
+    def _diff(self, session: str | None, turn: Any, rel: str | None, context: int) -> DiffResult:
         name = self.resolve_session(session)
         timeline = self.store.load(name)
         record = self.find_turn(timeline, turn)
         old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
         files = turndiff.diff_trees(self.repo, old, new, rel, context)
-        return {
-            "turn": self.turn_json(timeline, record),  # type: ignore[arg-type]
-            "workTree": self.ws.root.as_uri(),
-            "files": files,
-        }
+        return DiffResult(record.to_result(name), self.ws.root, files)
 
-    def file_content(self, session: str | None, turn: Any, path: Any, side: str) -> dict[str, Any]:
+    def file_content(self, session: str | None, turn: Any, path: Any, side: str) -> FileContent:
         """A file as a turn found it ("before") or left it ("after"), for diff views."""
         rel = turndiff.relative_path(self.ws.root, path)
         with self._locked():
             timeline = self.store.load(self.resolve_session(session))
             record = self.find_turn(timeline, turn)
             old, new = self.turn_trees(timeline, record)  # type: ignore[arg-type]
-            content = turndiff.file_content(self.repo, old if side == "before" else new, rel)
-            return {
-                "path": rel,
-                "side": side,
-                "turn": record.id,
-                "workTree": self.ws.root.as_uri(),
-                **content,
-            }
+            empty = FileContent(rel, side, record.id, self.ws.root, False, False, "")
+            return turndiff.file_content(self.repo, old if side == "before" else new, empty)
 
     def turn_trees(self, timeline: Timeline, record: TurnRecord) -> tuple[pygit2.Tree, pygit2.Tree]:
         """The trees a turn's diff runs between; "now" is a fresh capture of the work tree."""
@@ -541,7 +538,7 @@ class Engine:
         keep: int | None = None,
         older_than: str | None = None,
         rescued: bool = False,
-    ) -> dict[str, Any]:
+    ) -> PruneResult:
         """Drops old turns; rescued versions too (by the same rules) only when `rescued`."""
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
             raise InvalidParams("keep", "must be an integer >= 0")
@@ -550,8 +547,8 @@ class Engine:
         cutoff = _parse_age(older_than) if older_than is not None else None
         if keep is None and cutoff is None:
             raise InvalidParams("keep", "give keep, olderThan or both")
-        removed_turns: list[dict[str, Any]] = []
-        removed_rescued: list[dict[str, Any]] = []
+        removed_turns: list[RemovedTurn] = []
+        removed_rescued: list[RemovedRescued] = []
         removed_sessions: list[str] = []
         with self._locked():
             targets = self.store.all()
@@ -569,13 +566,11 @@ class Engine:
                 gone_rescued = [r for r in timeline.rescued if r not in (kept_rescued or [])]
                 if not gone and not (rescued and gone_rescued):
                     continue
-                removed_turns += [
-                    {"session": timeline.session, "turn": t.turn, "id": t.id} for t in gone
-                ]
+                removed_turns += [RemovedTurn(timeline.session, t.turn, t.id) for t in gone]
                 timeline.turns = survivors
                 if kept_rescued is not None:
                     removed_rescued += [
-                        {"session": timeline.session, "id": r.id} for r in gone_rescued
+                        RemovedRescued(timeline.session, r.id) for r in gone_rescued
                     ]
                     timeline.rescued = kept_rescued
                 if survivors or timeline.rescued:
@@ -586,12 +581,12 @@ class Engine:
         message = f"Removed {len(removed_turns)} turns"
         if rescued:
             message += f", {len(removed_rescued)} rescued versions"
-        return {
-            "removedTurns": removed_turns,
-            "removedRescued": removed_rescued,
-            "removedSessions": removed_sessions,
-            "message": f"{message} and {len(removed_sessions)} sessions",
-        }
+        return PruneResult(
+            removed_turns,
+            removed_rescued,
+            removed_sessions,
+            f"{message} and {len(removed_sessions)} sessions",
+        )
 
 
 def _newest(items: list[Any], keep: int | None, cutoff: str | None) -> list[Any]:

@@ -1,73 +1,74 @@
-"""One error type for the engine, with structured variants.
+"""One error type for the engine, with structured variants that carry a reason.
 
-The engine raises these; the LSP server and the CLI map them to JSON-RPC codes
-(or exit codes) at the edge, so no front invents its own error vocabulary.
+The engine raises these with a `Reason` and snake_case `details`; it knows no wire
+codes. The fronts map a reason to what they speak from one table each: `wire.py`
+to JSON-RPC codes and `data` (the LSP server, the daemon, the CLI's `--json`), `cli.py`
+to exit codes.
 """
 
 from __future__ import annotations
+
+from enum import Enum
 
 TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
 if TYPE_CHECKING:
     from typing import Any
 
 
-#: JSON-RPC InvalidParams: a parameter is malformed.
-INVALID_PARAMS = -32602
-#: LSP RequestFailed: a well-formed request that could not be carried out.
-REQUEST_FAILED = -32803
-#: LSP RequestCancelled: the client cancelled the request; nothing was changed.
-REQUEST_CANCELLED = -32800
-#: JSON-RPC InternalError: a bug; logged, answered without a traceback.
-INTERNAL_ERROR = -32603
+class Reason(str, Enum):
+    """Why an operation did not happen; the failures' values are protocol.md's `data.reason`."""
+
+    #: A parameter has the wrong type or value.
+    INVALID_PARAMS = "invalidParams"
+    #: The caller cancelled before anything was committed.
+    CANCELLED = "cancelled"
+    #: A bug; answered without a traceback.
+    INTERNAL = "internal"
+    #: A well-formed request that could not be carried out (the variants below say why).
+    FAILED = "failed"
+    CONFLICT = "conflict"
+    NO_OPEN_TURN = "noOpenTurn"
+    NO_WORKSPACE = "noWorkspace"
+    BUSY = "busy"
+    WORKSPACE_TOO_LARGE = "workspaceTooLarge"
+    WORK_TREE_CHANGING = "workTreeChanging"
+    UNSUPPORTED_REPOSITORY = "unsupportedRepository"
+    RESTORE_FAILED = "restoreFailed"
+    TURN_RUNNING = "turnRunning"
 
 
 class TurnbackError(Exception):
     """Base of every error the engine reports to a user."""
 
-    code: int = INTERNAL_ERROR
+    reason: Reason = Reason.INTERNAL
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
         self.message = message
-
-    @property
-    def data(self) -> dict[str, Any] | None:
-        return None
+        #: Facts a front passes on (a conflict's files, a failed write's path), snake_case.
+        self.details: dict[str, Any] = details
 
 
 class InvalidParams(TurnbackError):
     """A parameter has the wrong type or value; the message names the field."""
 
-    code = INVALID_PARAMS
+    reason = Reason.INVALID_PARAMS
 
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"Invalid parameter '{field}': {problem}")
         self.field = field
 
-    @property
-    def data(self) -> dict[str, Any]:
-        return {"field": self.field}
-
 
 class RequestFailed(TurnbackError):
     """A well-formed request that cannot be carried out; `reason` is documented."""
 
-    code = REQUEST_FAILED
-    reason: str = "failed"
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return {"reason": self.reason, **self.details}
+    reason = Reason.FAILED
 
 
 class Conflict(RequestFailed):
     """Files the restore would change were edited after the state it expects."""
 
-    reason = "conflict"
+    reason = Reason.CONFLICT
 
     def __init__(self, files: list[str], operation: str) -> None:
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
@@ -82,7 +83,7 @@ class Conflict(RequestFailed):
 class NoOpenTurn(RequestFailed):
     """An "after" capture with no active turn to seal."""
 
-    reason = "noOpenTurn"
+    reason = Reason.NO_OPEN_TURN
 
     def __init__(self, session: str) -> None:
         super().__init__(
@@ -95,43 +96,43 @@ class NoOpenTurn(RequestFailed):
 class NoWorkspace(RequestFailed):
     """The request names no usable workspace folder."""
 
-    reason = "noWorkspace"
+    reason = Reason.NO_WORKSPACE
 
 
 class Busy(RequestFailed):
     """Another process held the repository's lock for too long."""
 
-    reason = "busy"
+    reason = Reason.BUSY
 
 
 class WorkspaceTooLarge(RequestFailed):
     """The work tree exceeds a documented safety limit, so nothing was captured."""
 
-    reason = "workspaceTooLarge"
+    reason = Reason.WORKSPACE_TOO_LARGE
 
 
 class WorkTreeChanging(RequestFailed):
     """Files kept changing while they were being read, so no consistent snapshot exists."""
 
-    reason = "workTreeChanging"
+    reason = Reason.WORK_TREE_CHANGING
 
 
 class UnsupportedRepository(RequestFailed):
     """The repository uses a git feature libgit2 cannot read (a sparse index, say)."""
 
-    reason = "unsupportedRepository"
+    reason = Reason.UNSUPPORTED_REPOSITORY
 
 
 class RestoreFailed(RequestFailed):
     """Writing files failed midway; what was written has been rolled back."""
 
-    reason = "restoreFailed"
+    reason = Reason.RESTORE_FAILED
 
 
 class Cancelled(TurnbackError):
     """The client cancelled the request before anything was committed."""
 
-    code = REQUEST_CANCELLED
+    reason = Reason.CANCELLED
 
     def __init__(self) -> None:
         super().__init__("Request cancelled; nothing was changed.")

@@ -733,7 +733,7 @@ def test_backslash_name_is_restored_on_posix(tmp_path: Path) -> None:
     engine.capture(session="s")
     write(repo, "back\\slash.txt", "v2\n")
     result = engine.undo("s", RestoreOptions())
-    assert result["kept"] == [] and (repo / "back\\slash.txt").read_text() == "v1\n", result
+    assert result.kept == [] and (repo / "back\\slash.txt").read_text() == "v1\n", result
 
 
 # ---- crafted snapshot trees: .git, .. and friends ----------------------------------------
@@ -817,13 +817,13 @@ def test_crafted_tree_never_writes_into_git_or_outside(tmp_path: Path, operation
     try:
         result = getattr(engine, operation)("crafted", RestoreOptions(force=True))
         outcome = {
-            "written": sorted(f["path"] for f in result["files"]),
-            "kept": sorted((k["path"], k["reason"]) for k in result["kept"]),
+            "written": sorted(f.path for f in result.files),
+            "kept": sorted((k.path, k.reason) for k in result.kept),
         }
     except Exception as error:  # a refusal is fine; an internal error is reported below
-        from turnback.errors import TurnbackError
+        from turnback.errors import Reason, TurnbackError
 
-        assert isinstance(error, TurnbackError) and error.code != INTERNAL_ERROR, repr(error)
+        assert isinstance(error, TurnbackError) and error.reason != Reason.INTERNAL, repr(error)
         outcome = {"refused": error.message}
 
     assert dir_state(tmp_path, skip=lambda rel: rel.startswith("repo")) == outside_state, (

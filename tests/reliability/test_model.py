@@ -63,7 +63,8 @@ from reliability_support import (
 
 from conftest import SERVER_ENV, make_repo, tree_state
 from turnback.engine import Engine, RestoreOptions
-from turnback.errors import INTERNAL_ERROR, TurnbackError
+from turnback.errors import TurnbackError
+from turnback.wire import INTERNAL_ERROR, error_code, error_data, to_wire
 
 State = dict[str, tuple]
 
@@ -327,9 +328,9 @@ class EngineDriver:
 
     def _call(self, fn, *args: Any, **kwargs: Any) -> Answer:  # noqa: ANN001
         try:
-            return Answer(result=fn(*args, **kwargs))
+            return Answer(result=to_wire(fn(*args, **kwargs)))
         except TurnbackError as error:
-            return Answer(code=error.code, message=error.message, data=error.data)
+            return Answer(code=error_code(error), message=error.message, data=error_data(error))
 
     def capture(self, session: str, phase: str) -> Answer:
         return self._call(self.engine.capture, session=session, label=None, phase=phase)

@@ -18,7 +18,8 @@ import pytest
 
 from conftest import make_repo, tree_state, write
 from turnback.engine import Engine, RestoreOptions
-from turnback.errors import INTERNAL_ERROR, TurnbackError
+from turnback.errors import TurnbackError
+from turnback.wire import INTERNAL_ERROR, error_code
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def test_undo_redo_keeps_a_file_that_replaced_a_directory(engine_repo: Path) -> 
     assert (repo / "d" / "a.txt").read_text() == "in a directory\n"
     engine.redo("s", RestoreOptions())
     assert tree_state(repo) == before_undo, "redo must bring back exactly what undo replaced"
-    assert {(f["path"], f["action"]) for f in undone["files"]} == {
+    assert {(f.path, f.action) for f in undone.files} == {
         ("d", "deleted"),
         ("d/a.txt", "created"),
     }
@@ -75,7 +76,7 @@ def test_undo_never_deletes_a_user_file_in_the_way_of_a_directory(
     try:
         engine.undo("s", RestoreOptions())
     except TurnbackError as refused:  # refusing (a conflict, say) is fine: nothing changed
-        assert refused.code != INTERNAL_ERROR
+        assert error_code(refused) != INTERNAL_ERROR
     assert tree_state(repo).get("d") == mine, "undo destroyed a file the turn never touched"
     with contextlib.suppress(TurnbackError):
         engine.redo("s", RestoreOptions(force=True))
@@ -98,7 +99,7 @@ def test_redo_never_deletes_a_user_file_in_the_way_of_a_directory(engine_repo: P
     try:
         engine.redo("s", RestoreOptions())
     except TurnbackError as refused:  # a conflict is the right answer
-        assert refused.code != INTERNAL_ERROR
+        assert error_code(refused) != INTERNAL_ERROR
     assert tree_state(repo).get("d") == mine, "redo destroyed a file the user made"
 
 
@@ -180,7 +181,7 @@ def test_operations_while_files_are_rewritten_and_deleted(engine_repo: Path, ope
             try:
                 run_once()
             except TurnbackError as refused:
-                if refused.code == INTERNAL_ERROR:
+                if error_code(refused) == INTERNAL_ERROR:
                     failures.append(refused.message)
             except Exception as error:  # what the server reports as -32603
                 failures.append(f"{type(error).__name__}: {error}")
@@ -204,7 +205,7 @@ def test_prune_keeps_the_turns_an_undo_batch_spans(engine_repo: Path) -> None:
     write(repo, "b.txt", "turn 2\n")
     before_undo = tree_state(repo)
     engine.undo("s", RestoreOptions(count=2))
-    assert engine.prune("s", keep=1)["removedTurns"] == []
+    assert engine.prune("s", keep=1).removed_turns == []
     engine.redo("s", RestoreOptions(count=2))
     assert tree_state(repo) == before_undo
 
@@ -236,7 +237,7 @@ def test_session_ref_locked_for_a_moment_by_git(engine_repo: Path, operation: st
             engine.undo("s", RestoreOptions())
             assert (repo / "README.md").read_text() == "hello\n"
     except TurnbackError as refused:
-        assert refused.code != INTERNAL_ERROR, refused.message
+        assert error_code(refused) != INTERNAL_ERROR, refused.message
         assert tree_state(repo) == before, "a refused operation must leave the files alone"
     except Exception as error:  # what the server reports as -32603
         pytest.fail(f"internal error: {type(error).__name__}: {error}")

@@ -45,7 +45,9 @@ def capture(
     try:
         engine = Engine(os.path.abspath(folder))
         try:
-            return engine.capture(session, label, phase, metadata, turn=turn)
+            from ..wire import to_wire
+
+            return to_wire(engine.capture(session, label, phase, metadata, turn=turn))
         finally:
             if messages is not None:
                 messages.extend(engine.take_recovered())

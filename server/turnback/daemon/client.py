@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 
-from ..errors import TurnbackError
+from ..wire import WireError
 from .paths import Location, locate, socket_address
 from .security import is_own_socket, is_private_dir, peer
 
@@ -30,17 +30,8 @@ DEFAULT_TIMEOUT = 60.0
 _READ_CHUNK = 256 * 1024
 
 
-class RemoteError(TurnbackError):
-    """The daemon's JSON-RPC error, carried as the engine's own error type."""
-
-    def __init__(self, code: int, message: str, data: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self._data = data
-
-    @property
-    def data(self) -> Any:
-        return self._data
+#: The daemon's JSON-RPC error, carried as the engine's own error type.
+RemoteError = WireError
 
 
 def available() -> bool:

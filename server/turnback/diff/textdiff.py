@@ -34,55 +34,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Hunk:
-    """One ``@@`` block; numbers follow git's header convention (see module docstring)."""
-
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-
-    def to_json(self) -> dict:
-        """The wire shape clients get in ``snapshot/diff``."""
-        return {
-            "oldStart": self.old_start,
-            "oldLines": self.old_lines,
-            "newStart": self.new_start,
-            "newLines": self.new_lines,
-        }
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    """Everything a client needs to show one file's change, including the unified text."""
-
-    path: str
-    old_path: str | None
-    status: str  # "added" | "modified" | "deleted" | "renamed"
-    binary: bool
-    additions: int
-    deletions: int
-    hunks: tuple[Hunk, ...]
-    diff: str  # unified diff text ("" for binary or truncated)
-    truncated: bool = False  # True when the file was too large to diff line by line
-
-    def to_json(self) -> dict:
-        """camelCase wire shape; ``truncated`` appears only when set, to keep results small."""
-        out: dict = {
-            "path": self.path,
-            "oldPath": self.old_path,
-            "status": self.status,
-            "binary": self.binary,
-            "additions": self.additions,
-            "deletions": self.deletions,
-            "hunks": [h.to_json() for h in self.hunks],
-            "diff": self.diff,
-        }
-        if self.truncated:
-            out["truncated"] = True
-        return out
+from ..results import FileDiff, Hunk
 
 
 @dataclass(frozen=True)

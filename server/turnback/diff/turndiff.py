@@ -1,4 +1,4 @@
-"""What a turn changed, file by file, as the protocol's diff result.
+"""What a turn changed, file by file: the diff result's files and one side's content.
 
 Tree-to-tree diffs come from libgit2 (with rename detection); the line diffs
 are computed in memory with difflib, bounded so a huge file cannot stall the
@@ -7,13 +7,16 @@ server.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
+from ..core.fileuri import to_fs_path
 from ..errors import InvalidParams
+from ..results import ChangedFile, FileContent, FileDiff
 from .textdiff import DiffLimits, diff_file, is_binary
 
 LIMITS = DiffLimits()
@@ -24,8 +27,6 @@ def relative_path(root: Path, path: Any) -> str:
     if not isinstance(path, str) or not path or "\0" in path:
         raise InvalidParams("path", "must be a non-empty path or file URI")
     if path.startswith("file://"):
-        from pygls.uris import to_fs_path
-
         path = to_fs_path(path) or ""
     candidate = Path(path)
     full = candidate if candidate.is_absolute() else root / candidate
@@ -61,7 +62,7 @@ _STATUS = {
 
 def changed_files(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
-) -> list[dict[str, Any]]:
+) -> list[ChangedFile]:
     """The files a turn changed, without their line diffs: cheap enough for every turn."""
     diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
     diff.find_similar()
@@ -70,30 +71,28 @@ def changed_files(
         status = _STATUS.get(delta.status, "modified")
         path = delta.old_file.path if status == "deleted" else delta.new_file.path
         old_path = delta.old_file.path if status == "renamed" else None
-        out.append({"path": path, "oldPath": old_path, "status": status})
+        out.append(ChangedFile(path, old_path, status))
     return out
 
 
-def file_content(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> dict[str, Any]:
-    """One side of a file for a diff view: text, or a flag saying why there is none."""
+def file_content(
+    repo: pygit2.Repository, tree: pygit2.Tree | None, content: FileContent
+) -> FileContent:
+    """One side of a file for a diff view: `content` (no text yet) with its text or flags."""
     try:
-        entry = tree[path] if tree is not None else None
+        entry = tree[content.path] if tree is not None else None
     except KeyError:
         entry = None
     if entry is None or entry.filemode in (FileMode.TREE, FileMode.COMMIT):
-        return {"exists": False, "binary": False, "text": ""}
+        return content
     blob = repo[entry.id]
+    found = replace(content, exists=True, size=blob.size)
     if blob.size > LIMITS.max_bytes:
-        return {"exists": True, "binary": False, "tooLarge": True, "size": blob.size, "text": ""}
+        return replace(found, too_large=True)
     data = blob.data
     if is_binary(data):
-        return {"exists": True, "binary": True, "size": blob.size, "text": ""}
-    return {
-        "exists": True,
-        "binary": False,
-        "size": blob.size,
-        "text": data.decode(errors="replace"),
-    }
+        return replace(found, binary=True)
+    return replace(found, text=data.decode(errors="replace"))
 
 
 def diff_trees(
@@ -102,7 +101,7 @@ def diff_trees(
     new: pygit2.Tree,
     path: str | None,
     context: int,
-) -> list[dict[str, Any]]:
+) -> list[FileDiff]:
     diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
     diff.find_similar()
     files = []
@@ -123,5 +122,5 @@ def diff_trees(
             context=context,
             limits=LIMITS,
         )
-        files.append(result.to_json())
+        files.append(result)
     return files

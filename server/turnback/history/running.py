@@ -19,12 +19,13 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from ..core.treeops import changed_paths
-from ..errors import RequestFailed
+from ..errors import Reason, RequestFailed
+from ..results import RunningTurn, Turn
 from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ QUIET_PERIOD = "quietPeriod"
 class TurnRunning(RequestFailed):
     """Undo or redo would touch a turn whose agent is still changing the work tree."""
 
-    reason = "turnRunning"
+    reason = Reason.TURN_RUNNING
 
     def __init__(self, turn: TurnRecord, activity: Activity, session: str, operation: str) -> None:
         ago = _seconds(activity.seconds_since_change)
@@ -56,9 +57,9 @@ class TurnRunning(RequestFailed):
             session=session,
             turn=turn.turn,
             harness=activity.harness,
-            harnessSession=activity.harness_session,
-            secondsSinceChange=round(activity.seconds_since_change, 1),
-            quietPeriod=activity.quiet_period,
+            harness_session=activity.harness_session,
+            seconds_since_change=round(activity.seconds_since_change, 1),
+            quiet_period=activity.quiet_period,
         )
 
 
@@ -76,16 +77,16 @@ class Activity:
     def running(self) -> bool:
         return self.seconds_since_change < self.quiet_period
 
-    def to_json(self, turn: TurnRecord) -> dict[str, Any]:
-        return {
-            "turn": turn.turn,
-            "id": turn.id,
-            "harness": self.harness,
-            "harnessSession": self.harness_session,
-            "lastChangeAt": _rfc3339(self.last_change),
-            "secondsSinceChange": round(self.seconds_since_change, 1),
-            "quietPeriod": self.quiet_period,
-        }
+    def to_result(self, turn: TurnRecord) -> RunningTurn:
+        return RunningTurn(
+            turn=turn.turn,
+            id=turn.id,
+            harness=self.harness,
+            harness_session=self.harness_session,
+            last_change_at=_rfc3339(self.last_change),
+            seconds_since_change=self.seconds_since_change,
+            quiet_period=self.quiet_period,
+        )
 
 
 def harness_of(turn: TurnRecord) -> str | None:
@@ -178,20 +179,20 @@ class TurnProgress:
 
 
 def annotate_list(
-    engine: Engine, timeline: Timeline | None, listed: list[dict[str, Any]]
-) -> dict[str, Any] | None:
-    """Adds `progress` to each listed turn; returns the running turn's activity JSON or None."""
+    engine: Engine, timeline: Timeline | None, listed: list[Turn]
+) -> RunningTurn | None:
+    """Sets `progress` on each listed turn; returns the running turn's activity or None."""
     if timeline is None:
         return None
     progress = TurnProgress(engine, timeline)
-    running: dict[str, Any] | None = None
+    running: RunningTurn | None = None
     by_number = {t.turn: t for t in timeline.turns}
     for item in listed:
-        record = by_number[item["turn"]]
+        record = by_number[item.number]
         state, activity = progress.of(record)
-        item["progress"] = state
+        item.progress = state
         if state == RUNNING and activity is not None:
-            running = activity.to_json(record)
+            running = activity.to_result(record)
     return running
 
 

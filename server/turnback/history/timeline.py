@@ -21,6 +21,7 @@ import pygit2
 
 from ..core.gitrefs import delete_ref, set_ref
 from ..core.repository import WorkspaceRepo
+from ..results import Rescued, SkippedPath, Turn
 
 ACTIVE = "active"
 UNDONE = "undone"
@@ -84,26 +85,28 @@ class TurnRecord:
     def commits(self) -> list[str]:
         return [c for c in (self.before, self.after, self.replaced) if c]
 
-    def to_json(self, session: str) -> dict[str, Any]:
-        """The protocol's Turn."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "session": session,
-            "turn": self.turn,
-            "label": self.label,
-            "createdAt": self.created_at,
-            "state": self.state,
-            "sealed": self.sealed,
-            "metadata": self.metadata,
-            "skipped": self.skipped,
-        }
-        if self.sealed_at:
-            out["sealedAt"] = self.sealed_at
+    def to_result(self, session: str) -> Turn:
+        """The turn as results show it: once sealed, `skipped` is the "after" capture's."""
+        skipped, skipped_before = self.skipped, None
         if self.sealed and self.after_skipped is not None:
-            # Each capture reports its own: once sealed, the "after" capture's.
-            out["skipped"] = self.after_skipped
-            out["skippedBefore"] = self.skipped
-        return out
+            skipped, skipped_before = self.after_skipped, self.skipped
+        return Turn(
+            id=self.id,
+            session=session,
+            number=self.turn,
+            label=self.label,
+            created_at=self.created_at,
+            state=self.state,
+            sealed=self.sealed,
+            metadata=self.metadata,
+            skipped=_skipped(skipped),
+            sealed_at=self.sealed_at or None,
+            skipped_before=_skipped(skipped_before) if skipped_before is not None else None,
+        )
+
+
+def _skipped(stored: list[dict[str, str]]) -> list[SkippedPath]:
+    return [SkippedPath(s["path"], s["reason"]) for s in stored]
 
 
 @dataclass
@@ -126,14 +129,8 @@ class RescuedVersion:
             return cls(id=data[:16], commit=data, created_at="", reason=FORCED_REDO)
         return cls(**_known_fields(cls, data))
 
-    def to_json(self) -> dict[str, Any]:
-        """The protocol's RescuedVersion."""
-        return {
-            "id": self.id,
-            "createdAt": self.created_at,
-            "reason": self.reason,
-            "files": self.files,
-        }
+    def to_result(self) -> Rescued:
+        return Rescued(self.id, self.created_at, self.reason, self.files)
 
 
 def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
@@ -175,6 +172,7 @@ class Timeline:
         return next((r for r in self.rescued if version_id in (r.id, r.commit)), None)
 
     def to_json(self) -> dict[str, Any]:
+        """timeline.json: the storage format (not the wire; see wire.py for that)."""
         return {
             "version": 1,
             "session": self.session,

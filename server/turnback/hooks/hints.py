@@ -7,8 +7,7 @@ oldest undone turn's, from the metadata its hook stored).
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..results import AgentHint, RestoreResult, Turn
 from .harnesses import find_harness
 
 # The conversation-only way back in each harness, and where its documentation says so.
@@ -51,32 +50,29 @@ _HOW: dict[str, str] = {
 }
 
 
-def agent_hint(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
+def agent_hint(turns: list[Turn]) -> AgentHint | None:
     """The hint for undone `turns` (newest first), from the oldest one a harness recorded."""
     for turn in reversed(turns):
-        metadata = turn.get("metadata")
+        metadata = turn.metadata
         if not isinstance(metadata, dict) or not isinstance(metadata.get("harness"), str):
             continue
         harness = find_harness(metadata["harness"])
         if harness is None:
             continue
-        prompt = metadata.get("prompt") or turn.get("label") or ""
-        hint: dict[str, Any] = {
-            "harness": harness.name,
-            "prompt": prompt,
-            "message": _HOW[harness.name].format(prompt=prompt),
-        }
-        if isinstance(metadata.get("sessionId"), str):
-            hint["sessionId"] = metadata["sessionId"]
-        return hint
+        prompt = metadata.get("prompt") or turn.label or ""
+        session_id = metadata.get("sessionId")
+        return AgentHint(
+            harness=harness.name,
+            prompt=prompt,
+            message=_HOW[harness.name].format(prompt=prompt),
+            session_id=session_id if isinstance(session_id, str) else None,
+        )
     return None
 
 
-def add_agent_hint(result: dict[str, Any]) -> dict[str, Any]:
-    """Adds `agentHint` to an undo result whose turns came from a harness's hooks."""
-    if result.get("dryRun") or not result.get("turnsUndone"):
+def add_agent_hint(result: RestoreResult) -> RestoreResult:
+    """Adds `agent_hint` to an undo result whose turns came from a harness's hooks."""
+    if result.dry_run or not result.count:
         return result
-    hint = agent_hint(result.get("turns", []))
-    if hint is not None:
-        result["agentHint"] = hint
+    result.agent_hint = agent_hint(result.turns)
     return result

@@ -39,8 +39,9 @@ def _describe(error: BaseException) -> str:
 
 
 def _is_no_open_turn(error: BaseException) -> bool:
-    data = getattr(error, "data", None)
-    return isinstance(data, dict) and data.get("reason") == "noOpenTurn"
+    from ..errors import Reason
+
+    return getattr(error, "reason", None) is Reason.NO_OPEN_TURN
 
 
 def _before(call: HookCall) -> str | None:

@@ -8,11 +8,11 @@ lands on the editor's own undo stack.
 
 from __future__ import annotations
 
-from typing import Any
-
 from lsprotocol import types
 
-from ..diff.textdiff import Hunk, diff_file
+from ..diff.textdiff import diff_file
+from ..results import Hunk, Turn
+from ..wire import hunk as hunk_to_wire
 
 UNDO = "turnback.undo"
 REDO = "turnback.redo"
@@ -40,20 +40,20 @@ def hunk_line(hunk: Hunk, line_count: int) -> int:
 
 
 def lenses(
-    uri: str, path: str, before: bytes | None, text: str, turn: dict[str, Any], workspace: str
+    uri: str, path: str, before: bytes | None, text: str, turn: Turn, workspace: str
 ) -> list[types.CodeLens]:
     out: list[types.CodeLens] = []
     count = len(_lines(text))
-    target = {"workspace": workspace, "session": turn["session"]}
+    target = {"workspace": workspace, "session": turn.session}
     for hunk in hunks(path, before, text):
         line = hunk_line(hunk, count)
         where = types.Range(types.Position(line, 0), types.Position(line, 0))
-        revert = {"uri": uri, "turn": turn["id"], **hunk.to_json(), **target}
+        revert = {"uri": uri, "turn": turn.id, **hunk_to_wire(hunk), **target}
         for title, command, args in (
-            (f"Agent turn {turn['turn']}", SHOW_DIFF, {**target, "turn": turn["id"]}),
-            ("Undo turn", UNDO, {**target, "turn": turn["id"]}),
+            (f"Agent turn {turn.number}", SHOW_DIFF, {**target, "turn": turn.id}),
+            ("Undo turn", UNDO, {**target, "turn": turn.id}),
             ("Revert hunk", REVERT_HUNK, revert),
-            ("Show diff", SHOW_DIFF, {**target, "turn": turn["id"], "path": path}),
+            ("Show diff", SHOW_DIFF, {**target, "turn": turn.id, "path": path}),
         ):
             out.append(
                 types.CodeLens(

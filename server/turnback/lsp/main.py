@@ -7,7 +7,8 @@ import sys
 
 from pygls.exceptions import JsonRpcException
 
-from ..errors import INTERNAL_ERROR, InvalidParams
+from ..errors import InvalidParams
+from ..wire import INTERNAL_ERROR
 
 
 class _ExpectedErrors(logging.Filter):

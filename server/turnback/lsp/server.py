@@ -24,7 +24,8 @@ from .. import __version__
 from ..config import Settings, settings_from_json
 from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
-from ..errors import INTERNAL_ERROR, InvalidParams, NoWorkspace, TurnbackError
+from ..errors import InvalidParams, NoWorkspace, TurnbackError
+from ..wire import INTERNAL_ERROR, error_code, error_data, to_wire
 from . import codelens
 from .params import Params
 from .progress import Progress
@@ -37,12 +38,12 @@ _ERROR_CLASSES: dict[int, type[JsonRpcException]] = {}
 
 
 def to_rpc_error(error: TurnbackError) -> JsonRpcException:
-    """A pygls exception carrying the engine error's code, message and data."""
+    """A pygls exception carrying the code, message and data wire.py maps the error to."""
+    code = error_code(error)
     cls = _ERROR_CLASSES.setdefault(
-        error.code,
-        type(f"TurnbackRpcError{abs(error.code)}", (JsonRpcException,), {"CODE": error.code}),
+        code, type(f"TurnbackRpcError{abs(code)}", (JsonRpcException,), {"CODE": code})
     )
-    return cls(message=error.message, data=error.data)
+    return cls(message=error.message, data=error_data(error))
 
 
 class TurnbackServer(LanguageServer):
@@ -170,7 +171,8 @@ class TurnbackServer(LanguageServer):
                 return msg_id is not None and self.protocol.is_cancelled(msg_id)
 
             try:
-                return await asyncio.to_thread(work, engine, params, cancelled, progress)
+                result = await asyncio.to_thread(work, engine, params, cancelled, progress)
+                return to_wire(result)  # the engine's dataclasses as protocol.md's JSON
             finally:
                 for message in engine.take_recovered():
                     self.window_show_message(

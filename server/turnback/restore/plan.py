@@ -17,34 +17,12 @@ import pygit2
 from ..core.ondisk import look
 from ..core.treeops import Entry, entry_at, is_dir_in
 from ..core.worktree import UnsafePath, check_path, under_real_dirs
+from ..results import FileAction, KeptFile
 from .workwriter import ChangedMeanwhile, WorkWriter
 
 MODIFIED = "modified"
 CREATED = "created"
 DELETED = "deleted"
-
-
-@dataclass(frozen=True)
-class FileAction:
-    path: str
-    action: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "action": self.action}
-
-
-@dataclass(frozen=True)
-class KeptFile:
-    path: str
-    reason: str
-    #: For "blocked": the file or symlink standing where a directory must be.
-    by: str | None = None
-
-    def to_json(self) -> dict[str, str]:
-        out = {"path": self.path, "reason": self.reason}
-        if self.by:
-            out["by"] = self.by
-        return out
 
 
 @dataclass

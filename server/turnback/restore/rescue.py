@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..diff.turndiff import relative_path
 from ..errors import InvalidParams
 from ..history.timeline import REPLACED_BY_RESCUE, RescuedVersion, Timeline
-from .plan import Step
+from ..results import RescueResult
+from .plan import Plan, Step
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -64,7 +65,7 @@ def select_files(engine: Engine, version: RescuedVersion, paths: list[str] | Non
 
 def rescue(
     engine: Engine, session: str, request: RescueRequest, options: RestoreOptions
-) -> dict[str, Any]:
+) -> RescueResult:
     """Writes the rescued version's files back; the engine holds the repository lock."""
     timeline = engine.store.load(session)
     version = timeline.find_rescued(request.version_id) if timeline else None
@@ -88,10 +89,10 @@ def rescue(
 def _result(
     timeline: Timeline,
     version: RescuedVersion,
-    plan: Any,
+    plan: Plan,
     replaced: RescuedVersion | None,
     dry: bool,
-) -> dict[str, Any]:
+) -> RescueResult:
     count = len(plan.actions)
     noun = f"{count} file{'s' if count != 1 else ''}"
     if not plan.actions and not plan.kept:
@@ -107,12 +108,12 @@ def _result(
         )
     if plan.kept:
         message += f" ({len(plan.kept)} kept)"
-    return {
-        "session": timeline.session,
-        "rescued": version.to_json(),
-        "files": [a.to_json() for a in plan.actions],
-        "kept": [k.to_json() for k in plan.kept],
-        "replaced": replaced.to_json() if replaced else None,
-        "message": message,
-        "dryRun": dry,
-    }
+    return RescueResult(
+        session=timeline.session,
+        rescued=version.to_result(),
+        files=list(plan.actions),
+        kept=list(plan.kept),
+        replaced=replaced.to_result() if replaced else None,
+        message=message,
+        dry_run=dry,
+    )

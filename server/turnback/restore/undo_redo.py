@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -21,6 +21,7 @@ from ..core.treeops import is_dir_in
 from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
 from ..history.journal import Intent
 from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
+from ..results import HeadMoved, RestoreResult
 from ..snapshot.ignore_rules import TreeIgnoreRules
 from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
@@ -138,7 +139,7 @@ class Restorer:
                 f"{operation.capitalize()} failed: {failed}. {_failure_state(failed)} "
                 f"The saved state is commit {saved_commit}.",
                 path=failed.path,
-                rolledBack=failed.rolled_back,
+                rolled_back=failed.rolled_back,
                 saved=saved_commit,
                 kept=failed.kept,
             ) from failed
@@ -151,42 +152,50 @@ class Restorer:
         engine.journal.end()
 
     def _result(
-        self, timeline: Timeline, turns: list[TurnRecord], plan: Plan, verb: str, dry: bool
-    ) -> dict[str, Any]:
+        self,
+        operation: str,
+        timeline: Timeline,
+        turns: list[TurnRecord],
+        plan: Plan,
+        dry: bool,
+    ) -> RestoreResult:
         n = len(turns)
         what = f"{n} turn" + ("s" if n != 1 else "")
         files = len(plan.actions)
+        verb = "Undid" if operation == "undo" else "Redid"
         message = (
             f"{'Would ' + verb.lower() if dry else verb} {what} "
             f"({files} file{'s' if files != 1 else ''} {'to change' if dry else 'changed'}"
             + (f", {len(plan.kept)} kept" if plan.kept else "")
             + ")"
         )
-        return {
-            "turns": [self.engine.turn_json(timeline, t) for t in turns],
-            "files": [a.to_json() for a in plan.actions],
-            "kept": [k.to_json() for k in plan.kept],
-            "message": message,
-            "dryRun": dry,
-        }
+        return RestoreResult(
+            operation=operation,
+            count=n,
+            turns=[t.to_result(timeline.session) for t in turns],
+            files=list(plan.actions),
+            kept=list(plan.kept),
+            message=message,
+            dry_run=dry,
+        )
 
-    def _head_note(self, result: dict[str, Any], turn: TurnRecord) -> None:
+    def _head_note(self, result: RestoreResult, turn: TurnRecord) -> None:
         head = self.engine.ws.head_commit()
         now = str(head) if head else None
         if turn.head != now:
-            result["headMoved"] = {"oldHead": turn.head, "newHead": now}
-            result["message"] += (
+            result.head_moved = HeadMoved(old_head=turn.head, new_head=now)
+            result.message += (
                 f". Note: HEAD moved since turn {turn.turn} "
                 f"({(turn.head or 'unborn')[:10]} → {(now or 'unborn')[:10]}); "
                 "turnback restored files only and left HEAD and branches alone"
             )
 
-    def undo(self, name: str, options: RestoreOptions, progress: Progress | None) -> dict[str, Any]:
+    def undo(self, name: str, options: RestoreOptions, progress: Progress | None) -> RestoreResult:
         """Undoes the newest `options.count` active turns of session `name`."""
         timeline = self.engine.store.load(name)
         active = timeline.active if timeline else []
         if not timeline or not active:
-            return _nothing("turnsUndone", "Nothing to undo")
+            return _nothing("undo", "Nothing to undo")
         if options.turn is not None:
             target = self.engine.find_turn(timeline, options.turn)
             if target.state != ACTIVE:
@@ -225,19 +234,16 @@ class Restorer:
             if options.force and plan.conflicts:  # found even after a capture drops redo
                 timeline.add_rescued(saved, FORCED_UNDO, plan.conflicts)
             self._apply("undo", timeline, plan, snap, saved, step.target)
-        result = {
-            "turnsUndone": len(batch),
-            **self._result(timeline, list(reversed(batch)), plan, "Undid", options.dry_run),
-        }
+        result = self._result("undo", timeline, list(reversed(batch)), plan, options.dry_run)
         self._head_note(result, oldest)
         return result
 
-    def redo(self, name: str, options: RestoreOptions) -> dict[str, Any]:
+    def redo(self, name: str, options: RestoreOptions) -> RestoreResult:
         """Redoes the oldest `options.count` undone turns of session `name`."""
         timeline = self.engine.store.load(name)
         undone = timeline.undone if timeline else []
         if not timeline or not undone:
-            return _nothing("turnsRedone", "Nothing to redo")
+            return _nothing("redo", "Nothing to redo")
         if options.turn is not None:
             target = self.engine.find_turn(timeline, options.turn)
             if target.state != UNDONE:
@@ -271,11 +277,7 @@ class Restorer:
             if options.force and plan.conflicts:
                 timeline.add_rescued(saved, FORCED_REDO, plan.conflicts)
             self._apply("redo", timeline, plan, snap, saved, steps[-1].target)
-        result = {
-            "turnsRedone": len(turns),
-            **self._result(timeline, turns, plan, "Redid", options.dry_run),
-        }
-        return result
+        return self._result("redo", timeline, turns, plan, options.dry_run)
 
 
 def _failure_state(failed: RestoreError) -> str:
@@ -292,8 +294,8 @@ def _failure_state(failed: RestoreError) -> str:
     return state
 
 
-def _nothing(count_key: str, message: str) -> dict[str, Any]:
-    return {count_key: 0, "turns": [], "files": [], "kept": [], "message": message, "dryRun": False}
+def _nothing(operation: str, message: str) -> RestoreResult:
+    return RestoreResult(operation, 0, [], [], [], message, dry_run=False)
 
 
 def _info_exclude(ws: WorkspaceRepo) -> list[str]:
