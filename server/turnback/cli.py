@@ -45,6 +45,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    # Long but flat: one declaration per option, read top to bottom like `--help` prints.
     common = _Parser(add_help=False)
     common.add_argument("--session", help="session name (default: the most recently captured)")
     common.add_argument("--json", action="store_true", help="print the protocol's JSON result")

@@ -201,42 +201,18 @@ def _merged(codes: list[Opcode]) -> list[Opcode]:
     return out
 
 
-def diff_file(
-    path: str,
-    old: bytes | None,
-    new: bytes | None,
-    *,
-    old_path: str | None = None,
-    context: int = 3,
-    limits: DiffLimits = DiffLimits(),  # noqa: B008 - frozen, so sharing the default is safe
-) -> FileDiff:
-    """Diff ``old`` → ``new`` (``None`` meaning the file is absent on that side).
-
-    ``old_path`` is kept only when it differs from ``path`` (then the status is "renamed"
-    unless the file was added or deleted). Binary or oversized sides skip the line diff.
-    """
-    if old_path == path:
-        old_path = None
+def _status(old: bytes | None, new: bytes | None, old_path: str | None) -> str:
     if old is None:
-        status = "added"
-    elif new is None:
-        status = "deleted"
-    elif old_path is not None:
-        status = "renamed"
-    else:
-        status = "modified"
-    a = old if old is not None else b""
-    b = new if new is not None else b""
+        return "added"
+    if new is None:
+        return "deleted"
+    return "renamed" if old_path is not None else "modified"
 
-    def empty(*, binary: bool = False, truncated: bool = False) -> FileDiff:
-        return FileDiff(path, old_path, status, binary, 0, 0, (), "", truncated)
 
-    if is_binary(a) or is_binary(b):
-        return empty(binary=True)
-    if _too_big(a, limits) or _too_big(b, limits):
-        return empty(truncated=True)
-
-    a_lines, b_lines = _split_lines(a), _split_lines(b)
+def _hunks(
+    a_lines: list[bytes], b_lines: list[bytes], context: int
+) -> tuple[list[Hunk], list[str], int, int]:
+    """The hunks, the unified body text and the added and deleted line counts."""
     # Compare bytes, not decoded text, so distinct invalid sequences never look equal.
     matcher = _AnchoredMatcher(a_lines, b_lines)
     hunks: list[Hunk] = []
@@ -259,7 +235,37 @@ def diff_file(
             _emit(body, "+", b_lines[n1:n2])
             deletions += o2 - o1
             additions += n2 - n1
+    return hunks, body, additions, deletions
 
+
+def diff_file(
+    path: str,
+    old: bytes | None,
+    new: bytes | None,
+    *,
+    old_path: str | None = None,
+    context: int = 3,
+    limits: DiffLimits = DiffLimits(),  # noqa: B008 - frozen, so sharing the default is safe
+) -> FileDiff:
+    """Diff ``old`` → ``new`` (``None`` meaning the file is absent on that side).
+
+    ``old_path`` is kept only when it differs from ``path`` (then the status is "renamed"
+    unless the file was added or deleted). Binary or oversized sides skip the line diff.
+    """
+    if old_path == path:
+        old_path = None
+    status = _status(old, new, old_path)
+    a = old if old is not None else b""
+    b = new if new is not None else b""
+
+    def empty(*, binary: bool = False, truncated: bool = False) -> FileDiff:
+        return FileDiff(path, old_path, status, binary, 0, 0, (), "", truncated)
+
+    if is_binary(a) or is_binary(b):
+        return empty(binary=True)
+    if _too_big(a, limits) or _too_big(b, limits):
+        return empty(truncated=True)
+    hunks, body, additions, deletions = _hunks(_split_lines(a), _split_lines(b), context)
     text = ""
     if hunks:
         old_name = "/dev/null" if old is None else f"a/{old_path or path}"
