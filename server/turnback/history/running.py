@@ -29,8 +29,7 @@ from ..results import RunningTurn, Turn
 from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339
 
 if TYPE_CHECKING:
-    from ..engine import Engine
-    from ..restore.undo_redo import RestoreOptions
+    from .context import Context, RestoreOptions
 
 RUNNING = "running"
 INTERRUPTED = "interrupted"
@@ -127,15 +126,15 @@ def _mtime(root: str, path: str) -> float | None:
 class TurnProgress:
     """Each turn's progress in one timeline; scans the work tree at most once, when needed."""
 
-    def __init__(self, engine: Engine, timeline: Timeline) -> None:
-        self.engine = engine
+    def __init__(self, ctx: Context, timeline: Timeline) -> None:
+        self.ctx = ctx
         self.timeline = timeline
         self._now: pygit2.Tree | None = None
 
     def now(self) -> pygit2.Tree:
         if self._now is None:
-            snap = self.engine.capture_now(None, None)
-            self._now = self.engine.repo[snap.tree]  # type: ignore[assignment]
+            snap = self.ctx.capture_now(None, None)
+            self._now = self.ctx.repo[snap.tree]  # type: ignore[assignment]
         return self._now  # type: ignore[return-value]
 
     def may_run(self, turn: TurnRecord) -> bool:
@@ -151,8 +150,8 @@ class TurnProgress:
         """How recently the turn's work tree changed, for a turn that may still run."""
         if not self.may_run(turn):
             return None
-        paths = changed_paths(self.engine.repo, self.engine.tree(turn.before), self.now())
-        root = str(self.engine.ws.root)
+        paths = changed_paths(self.ctx.repo, self.ctx.tree(turn.before), self.now())
+        root = str(self.ctx.ws.root)
         stamps = [s for s in (_mtime(root, p) for p in paths) if s is not None]
         last = max([_created(turn), *stamps])
         metadata = turn.metadata if isinstance(turn.metadata, dict) else {}
@@ -161,7 +160,7 @@ class TurnProgress:
             harness_session=str(metadata.get("sessionId", self.timeline.session)),
             last_change=last,
             seconds_since_change=max(0.0, time.time() - last),
-            quiet_period=self.engine.settings.turn_quiet_period,
+            quiet_period=self.ctx.settings.turn_quiet_period,
         )
 
     def of(self, turn: TurnRecord) -> tuple[str, Activity | None]:
@@ -179,12 +178,12 @@ class TurnProgress:
 
 
 def annotate_list(
-    engine: Engine, timeline: Timeline | None, listed: list[Turn]
+    ctx: Context, timeline: Timeline | None, listed: list[Turn]
 ) -> RunningTurn | None:
     """Sets `progress` on each listed turn; returns the running turn's activity or None."""
     if timeline is None:
         return None
-    progress = TurnProgress(engine, timeline)
+    progress = TurnProgress(ctx, timeline)
     running: RunningTurn | None = None
     by_number = {t.turn: t for t in timeline.turns}
     for item in listed:
@@ -196,62 +195,62 @@ def annotate_list(
     return running
 
 
-def _seal_interrupted(engine: Engine, timeline: Timeline, turn: TurnRecord) -> None:
+def _seal_interrupted(ctx: Context, timeline: Timeline, turn: TurnRecord) -> None:
     """Seals an interrupted turn with the work tree as it is: what its redo brings back."""
-    snap = engine.capture_now(None, None)
-    turn.after = engine.snapshot_commit(snap, f"turnback: after interrupted turn {turn.turn}\n")
+    snap = ctx.capture_now(None, None)
+    turn.after = ctx.snapshot_commit(snap, f"turnback: after interrupted turn {turn.turn}\n")
     turn.sealed_at = now_rfc3339()
     turn.interrupted = QUIET_PERIOD
-    engine.store.save(timeline)
+    ctx.store.save(timeline)
 
 
-def guard_undo(engine: Engine, session: str, options: RestoreOptions) -> None:
+def guard_undo(ctx: Context, session: str, options: RestoreOptions) -> None:
     """Refuses an undo that would touch a running turn; seals an interrupted one first.
 
     Every undo includes the newest active turn, the only one that may still run. A dry run
     and a forced undo are never refused, and a dry run never seals.
     """
-    timeline = engine.store.load(session)
+    timeline = ctx.store.load(session)
     if timeline is None or not timeline.active:
         return
     newest = timeline.active[-1]
-    progress = TurnProgress(engine, timeline)
+    progress = TurnProgress(ctx, timeline)
     if options.dry_run or not progress.may_run(newest):
         return
     activity = progress.activity(newest)
     if activity is not None and activity.running and not options.force:
         raise TurnRunning(newest, activity, session, "undo")
     if activity is not None and not activity.running:
-        _seal_interrupted(engine, timeline, newest)
+        _seal_interrupted(ctx, timeline, newest)
 
 
-def guard_redo(engine: Engine, session: str, options: RestoreOptions) -> None:
+def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:
     """Refuses a redo of a turn whose agent still writes (a turn undone by force mid-run)."""
-    timeline = engine.store.load(session)
+    timeline = ctx.store.load(session)
     if timeline is None or options.dry_run or options.force:
         return
     undone = [t for t in timeline.turns if t.state == UNDONE]
     if not undone:
         return
     if options.turn is not None:
-        target = engine.find_turn(timeline, options.turn)
+        target = ctx.find_turn(timeline, options.turn)
         touched = [t for t in undone if t.turn <= target.turn]
     else:
         touched = undone[: options.count]
-    progress = TurnProgress(engine, timeline)
+    progress = TurnProgress(ctx, timeline)
     for turn in touched:
         activity = progress.activity(turn)
         if activity is not None and activity.running:
             raise TurnRunning(turn, activity, session, "redo")
 
 
-def mark_interrupted(engine: Engine, session: str, turn_ref: int | str, reason: str) -> bool:
+def mark_interrupted(ctx: Context, session: str, turn_ref: int | str, reason: str) -> bool:
     """The harness said its turn ended without its "after" hook: seal it and say why.
 
     Only the hook's own turn, and only while nothing sealed it; True when it was marked.
     """
-    with engine.locked():
-        timeline = engine.store.load(session)
+    with ctx.locked():
+        timeline = ctx.store.load(session)
         if timeline is None:
             return False
         turn = next(
@@ -261,9 +260,9 @@ def mark_interrupted(engine: Engine, session: str, turn_ref: int | str, reason: 
         if turn is None or turn.sealed or turn.interrupted is not None:
             return False
         if turn.state == ACTIVE and timeline.next_after(turn) is None:
-            snap = engine.capture_now(None, None)
-            turn.after = engine.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
+            snap = ctx.capture_now(None, None)
+            turn.after = ctx.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
             turn.sealed_at = now_rfc3339()
         turn.interrupted = reason
-        engine.store.save(timeline)
+        ctx.store.save(timeline)
         return True

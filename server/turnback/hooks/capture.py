@@ -33,4 +33,4 @@ def interrupt(cwd: str, session: str, turn: int | str, reason: str) -> bool:
     from ..engine import Engine
     from ..history.running import mark_interrupted
 
-    return mark_interrupted(Engine(cwd), session, turn, reason)
+    return mark_interrupted(Engine(cwd).ctx, session, turn, reason)

@@ -10,17 +10,16 @@ the same planner and writer as undo and redo. It changes no turn's state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from ..diff.turndiff import relative_path
 from ..errors import InvalidParams
+from ..history.context import RestoreOptions
 from ..history.timeline import REPLACED_BY_RESCUE, RescuedVersion, Timeline
 from ..results import RescueResult
 from .plan import Plan, Step
-
-if TYPE_CHECKING:
-    from ..engine import Engine
-    from .undo_redo import RestoreOptions
+from .undo_redo import Restorer
 
 
 @dataclass
@@ -46,14 +45,14 @@ def session_holding(timelines: list[Timeline], version_id: str) -> str | None:
     return next((t.session for t in timelines if t.find_rescued(version_id)), None)
 
 
-def select_files(engine: Engine, version: RescuedVersion, paths: list[str] | None) -> list[str]:
+def select_files(root: Path, version: RescuedVersion, paths: list[str] | None) -> list[str]:
     """The version's files that `paths` name (a file, or a directory holding some)."""
     if paths is None:
         return list(version.files)
     chosen: set[str] = set()
     for path in paths:
         try:
-            rel = relative_path(engine.ws.root, path)
+            rel = relative_path(root, path)
         except InvalidParams as error:  # named after the list, not the single `path`
             raise InvalidParams("paths", error.message.split(": ", 1)[-1]) from None
         found = [f for f in version.files if not rel or f == rel or f.startswith(rel + "/")]
@@ -64,25 +63,25 @@ def select_files(engine: Engine, version: RescuedVersion, paths: list[str] | Non
 
 
 def rescue(
-    engine: Engine, session: str, request: RescueRequest, options: RestoreOptions
+    restorer: Restorer, session: str, request: RescueRequest, options: RestoreOptions
 ) -> RescueResult:
     """Writes the rescued version's files back; the engine holds the repository lock."""
-    timeline = engine.store.load(session)
+    ctx = restorer.ctx
+    timeline = ctx.store.load(session)
     version = timeline.find_rescued(request.version_id) if timeline else None
     if timeline is None or version is None:
         raise InvalidParams(
             "id", f"no rescued version {request.version_id!r} in session '{session}'"
         )
-    files = select_files(engine, version, request.paths)
-    source = engine.tree(version.commit)
-    snap = engine.capture_paths(source, set(files))
-    saved = engine.snapshot_commit(snap, f"turnback: state replaced by rescue of {version.id}\n")
-    restorer = engine.restorer
-    plan = restorer._plan([Step(files, None, source)], snap, options, False, "rescue")
+    files = select_files(ctx.ws.root, version, request.paths)
+    source = ctx.tree(version.commit)
+    snap = ctx.capture_paths(source, set(files))
+    saved = ctx.snapshot_commit(snap, f"turnback: state replaced by rescue of {version.id}\n")
+    plan = restorer.plan([Step(files, None, source)], snap, options, False, "rescue")
     replaced: RescuedVersion | None = None
     if plan.writes and not options.dry_run:
         replaced = timeline.add_rescued(saved, REPLACED_BY_RESCUE, list(plan.writes))
-        restorer._apply("rescue", timeline, plan, snap, saved, source)
+        restorer.apply("rescue", timeline, plan, snap, saved, source)
     return _result(timeline, version, plan, replaced, options.dry_run)
 
 

@@ -8,9 +8,8 @@ engine holds the repository lock around both.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -19,34 +18,24 @@ from ..core.gitpaths import path_is_ignored
 from ..core.repository import WorkspaceRepo
 from ..core.treeops import is_dir_in
 from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
+from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
 from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
-from ..results import HeadMoved, RestoreResult
+from ..results import HeadMoved, KeptFile, RestoreResult
 from ..snapshot.ignore_rules import TreeIgnoreRules
 from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
+from . import recovery
 from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan
 
-if TYPE_CHECKING:
-    from ..engine import Engine
-
-
-@dataclass
-class RestoreOptions:
-    count: int = 1
-    force: bool = False
-    dry_run: bool = False
-    #: Undo down to (redo up to) this turn, by number or id, instead of counting.
-    turn: int | str | None = None
-    #: Work-tree paths open in an editor with unsaved changes: never overwritten silently.
-    dirty: frozenset[str] = frozenset()
+__all__ = ["RestoreOptions", "Restorer"]
 
 
 class Restorer:
-    """Undo and redo over one engine's repository, timelines and scanner."""
+    """Undo and redo over one work tree's repository, timelines and captures."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
 
     def _unsaved_reason(self, snap: Snapshot) -> Callable[[str], str]:
         reasons = {s.path: s.reason for s in snap.skipped}
@@ -58,19 +47,19 @@ class Restorer:
                 if found:
                     return found
             for depth in range(len(parts) - 1, 0, -1):
-                if (self.engine.ws.root.joinpath(*parts[:depth]) / ".git").exists():
+                if (self.ctx.ws.root.joinpath(*parts[:depth]) / ".git").exists():
                     return NESTED_REPOSITORY
             return "notSaved"
 
         return reason
 
     def _ignored(self) -> Callable[[str], bool]:
-        tracks = self.engine.scanner.user_index.tracks
+        tracks = self.ctx.scanner.user_index.tracks
 
         def ignored(path: str) -> bool:
-            if not self.engine.ws.shadow and tracks(path):
+            if not self.ctx.ws.shadow and tracks(path):
                 return False
-            return path_is_ignored(self.engine.repo, path)
+            return path_is_ignored(self.ctx.repo, path)
 
         return ignored
 
@@ -78,11 +67,11 @@ class Restorer:
         """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
         if not any(p.rpartition("/")[2] == ".gitignore" for p in moves):
             return lambda _path: False
-        rules = TreeIgnoreRules(self.engine.repo, target, _info_exclude(self.engine.ws))
-        tracks = self.engine.scanner.user_index.tracks
-        return lambda path: rules.is_ignored(path) and (self.engine.ws.shadow or not tracks(path))
+        rules = TreeIgnoreRules(self.ctx.repo, target, _info_exclude(self.ctx.ws))
+        tracks = self.ctx.scanner.user_index.tracks
+        return lambda path: rules.is_ignored(path) and (self.ctx.ws.shadow or not tracks(path))
 
-    def _plan(
+    def plan(
         self,
         steps: list[Step],
         snap: Snapshot,
@@ -92,12 +81,12 @@ class Restorer:
     ) -> Plan:
         """What the restore would do; raises Conflict unless forced."""
         moves = compose(steps)
-        current = self.engine.repo[snap.tree]
+        current = self.ctx.repo[snap.tree]
         final_target = steps[-1].target
         plan = make_plan(
             moves,
             current,
-            str(self.engine.ws.root),
+            str(self.ctx.ws.root),
             check_conflicts=check_conflicts,
             dirty=set(options.dirty),
             unsaved_reason=self._unsaved_reason(snap),
@@ -108,7 +97,7 @@ class Restorer:
             raise Conflict(plan.conflicts, operation)
         return plan
 
-    def _apply(
+    def apply(
         self,
         operation: str,
         timeline: Timeline,
@@ -118,23 +107,17 @@ class Restorer:
         final_target: pygit2.Tree | None,
     ) -> None:
         """Journal, write, make durable, commit the timeline, drop the journal."""
-        engine = self.engine
-        prepared = engine.store.prepare(timeline)
-        intent = Intent(
-            operation,
-            timeline.session,
-            plan.writes,
-            saved_commit,
-            engine.store.ref_target(timeline.session),
-            prepared,
-        )
-        writer = engine.writer(engine.journal.begin(intent))
-        saved = engine.repo[snap.tree]
+        ctx = self.ctx
+        prepared = ctx.store.prepare(timeline)
+        before = ctx.store.ref_target(timeline.session)
+        intent = Intent(operation, timeline.session, plan.writes, saved_commit, before, prepared)
+        writer = recovery.writer(ctx, ctx.journal.begin(intent))
+        saved = ctx.repo[snap.tree]
         try:
             apply_plan(writer, plan.writes, saved, lambda d: is_dir_in(final_target, d))
         except RestoreError as failed:
             if failed.rolled_back:
-                engine.journal.end()  # else the next operation's recovery retries the rollback
+                ctx.journal.end()  # else the next operation's recovery retries the rollback
             raise RestoreFailed(
                 f"{operation.capitalize()} failed: {failed}. {_failure_state(failed)} "
                 f"The saved state is commit {saved_commit}.",
@@ -145,11 +128,11 @@ class Restorer:
             ) from failed
         make_durable(writer.touched)
         try:
-            engine.store.commit(timeline.session, prepared)
+            ctx.store.commit(timeline.session, prepared)
         except Busy:
-            engine.recover()  # the timeline never moved: put the files back, then say why
+            recovery.recover(ctx)  # the timeline never moved: put the files back, then say why
             raise
-        engine.journal.end()
+        ctx.journal.end()
 
     def _result(
         self,
@@ -180,7 +163,7 @@ class Restorer:
         )
 
     def _head_note(self, result: RestoreResult, turn: TurnRecord) -> None:
-        head = self.engine.ws.head_commit()
+        head = self.ctx.ws.head_commit()
         now = str(head) if head else None
         if turn.head != now:
             result.head_moved = HeadMoved(old_head=turn.head, new_head=now)
@@ -190,41 +173,25 @@ class Restorer:
                 "turnback restored files only and left HEAD and branches alone"
             )
 
+    # ---- undo --------------------------------------------------------------------------
+
     def undo(self, name: str, options: RestoreOptions, progress: Progress | None) -> RestoreResult:
         """Undoes the newest `options.count` active turns of session `name`."""
-        timeline = self.engine.store.load(name)
-        active = timeline.active if timeline else []
-        if not timeline or not active:
+        timeline = self.ctx.store.load(name)
+        if not timeline or not timeline.active:
             return _nothing("undo", "Nothing to undo")
-        if options.turn is not None:
-            target = self.engine.find_turn(timeline, options.turn)
-            if target.state != ACTIVE:
-                raise InvalidParams("turn", f"turn {target.turn} is not active: nothing to undo")
-            batch = [t for t in active if t.turn >= target.turn]
-        else:
-            batch = active[-options.count :]
+        batch = self._undo_batch(timeline, options)
         oldest, newest = batch[0], batch[-1]
-        end = self.engine.end_tree(timeline, newest)
-        paths: set[str] = set()
-        if end is None:
-            # The newest turn ends "now": only a scan of the work tree says what changed.
-            snap = self.engine.capture_now(progress, None)
-            now_tree = self.engine.repo[snap.tree]
-            for turn in batch:
-                paths |= self.engine.turn_changes(timeline, turn, now_tree)
-        else:
-            # Known end states: save just the files this undo will change.
-            for turn in batch:
-                paths |= self.engine.turn_changes(timeline, turn, end)
-            snap = self.engine.capture_paths(end, paths)
-        saved = self.engine.snapshot_commit(
+        end = self.ctx.end_tree(timeline, newest)
+        snap, paths = self._undo_capture(timeline, batch, end, progress)
+        saved = self.ctx.snapshot_commit(
             snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
         )
-        step = Step(paths, self.engine.tree(newest.after), self.engine.tree(oldest.before))
-        plan = self._plan([step], snap, options, newest.sealed, "undo")
+        step = Step(paths, self.ctx.tree(newest.after), self.ctx.tree(oldest.before))
+        plan = self.plan([step], snap, options, newest.sealed, "undo")
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
-        left_out = self.engine.left_out(timeline, oldest, newest, snap if end is None else None)
-        plan.kept += [k for k in left_out if k.path not in seen]
+        left = self._left_out(timeline, oldest, newest, snap if end is None else None)
+        plan.kept += [k for k in left if k.path not in seen]
         if not options.dry_run:
             for turn in batch:
                 turn.state = UNDONE
@@ -233,42 +200,81 @@ class Restorer:
             newest.replaced = saved
             if options.force and plan.conflicts:  # found even after a capture drops redo
                 timeline.add_rescued(saved, FORCED_UNDO, plan.conflicts)
-            self._apply("undo", timeline, plan, snap, saved, step.target)
+            self.apply("undo", timeline, plan, snap, saved, step.target)
         result = self._result("undo", timeline, list(reversed(batch)), plan, options.dry_run)
         self._head_note(result, oldest)
         return result
 
+    def _undo_batch(self, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
+        """The active turns an undo takes back: down to `options.turn`, or the newest count."""
+        active = timeline.active
+        if options.turn is None:
+            return active[-options.count :]
+        target = self.ctx.find_turn(timeline, options.turn)
+        if target.state != ACTIVE:
+            raise InvalidParams("turn", f"turn {target.turn} is not active: nothing to undo")
+        return [t for t in active if t.turn >= target.turn]
+
+    def _undo_capture(
+        self,
+        timeline: Timeline,
+        batch: list[TurnRecord],
+        end: pygit2.Tree | None,
+        progress: Progress | None,
+    ) -> tuple[Snapshot, set[str]]:
+        """The state the undo replaces, and the paths the batch changed."""
+        paths: set[str] = set()
+        if end is None:
+            # The newest turn ends "now": only a scan of the work tree says what changed.
+            snap = self.ctx.capture_now(progress, None)
+            now_tree = self.ctx.repo[snap.tree]
+            for turn in batch:
+                paths |= self.ctx.turn_changes(timeline, turn, now_tree)
+            return snap, paths
+        # Known end states: save just the files this undo will change.
+        for turn in batch:
+            paths |= self.ctx.turn_changes(timeline, turn, end)
+        return self.ctx.capture_paths(end, paths), paths
+
+    def _left_out(
+        self,
+        timeline: Timeline,
+        oldest: TurnRecord,
+        newest: TurnRecord,
+        now: Snapshot | None,
+    ) -> list[KeptFile]:
+        """What the turns' captures left out that was not left out before them (a file too
+        large, an excluded directory, a FIFO they made): an undo keeps these, and says so."""
+        following = timeline.next_after(newest)
+        if now is not None:
+            end = [s.to_json() for s in now.skipped]
+        elif newest.after_skipped is not None:
+            end = newest.after_skipped
+        elif following is not None:
+            end = following.skipped
+        else:
+            return []
+        before = {(s["path"], s["reason"]) for s in oldest.skipped}
+        return [
+            KeptFile(s["path"], s["reason"])
+            for s in end
+            if (s["path"], s["reason"]) not in before
+            and os.path.lexists(self.ctx.ws.root / s["path"])
+        ]
+
+    # ---- redo --------------------------------------------------------------------------
+
     def redo(self, name: str, options: RestoreOptions) -> RestoreResult:
         """Redoes the oldest `options.count` undone turns of session `name`."""
-        timeline = self.engine.store.load(name)
-        undone = timeline.undone if timeline else []
-        if not timeline or not undone:
+        timeline = self.ctx.store.load(name)
+        if not timeline or not timeline.undone:
             return _nothing("redo", "Nothing to redo")
-        if options.turn is not None:
-            target = self.engine.find_turn(timeline, options.turn)
-            if target.state != UNDONE:
-                raise InvalidParams("turn", f"turn {target.turn} is not undone: nothing to redo")
-            turns = [t for t in undone if t.turn <= target.turn]
-        else:
-            turns = undone[: options.count]
-        steps = []
-        for turn in turns:
-            low, high = turn.batch or [turn.turn, turn.turn]
-            expected = self.engine.tree(turn.before)
-            paths: set[str] = set()
-            for member in timeline.turns:
-                if low <= member.turn <= high:
-                    # Undone turns always have a known end state: no scan needed.
-                    paths |= self.engine.turn_changes(timeline, member, expected)
-            following = timeline.next_after(turn)
-            target = turn.replaced or (following.before if following else None)
-            if target is None:  # never restore "nothing" over the work tree
-                raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
-            steps.append(Step(paths, expected, self.engine.tree(target)))
+        turns = self._redo_turns(timeline, options)
+        steps = [self._redo_step(timeline, turn) for turn in turns]
         touched = set().union(*(set(step.paths) for step in steps))
-        snap = self.engine.capture_paths(steps[0].expected, touched)
-        saved = self.engine.snapshot_commit(snap, "turnback: state replaced by redo\n")
-        plan = self._plan(steps, snap, options, True, "redo")
+        snap = self.ctx.capture_paths(steps[0].expected, touched)
+        saved = self.ctx.snapshot_commit(snap, "turnback: state replaced by redo\n")
+        plan = self.plan(steps, snap, options, True, "redo")
         if not options.dry_run:
             for turn in turns:
                 turn.state = ACTIVE
@@ -276,8 +282,33 @@ class Restorer:
                 turn.batch = None
             if options.force and plan.conflicts:
                 timeline.add_rescued(saved, FORCED_REDO, plan.conflicts)
-            self._apply("redo", timeline, plan, snap, saved, steps[-1].target)
+            self.apply("redo", timeline, plan, snap, saved, steps[-1].target)
         return self._result("redo", timeline, turns, plan, options.dry_run)
+
+    def _redo_turns(self, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
+        """The undone turns a redo brings back: up to `options.turn`, or the oldest count."""
+        undone = timeline.undone
+        if options.turn is None:
+            return undone[: options.count]
+        target = self.ctx.find_turn(timeline, options.turn)
+        if target.state != UNDONE:
+            raise InvalidParams("turn", f"turn {target.turn} is not undone: nothing to redo")
+        return [t for t in undone if t.turn <= target.turn]
+
+    def _redo_step(self, timeline: Timeline, turn: TurnRecord) -> Step:
+        """Redoing one turn: the files its undo batch changed, back to its end state."""
+        low, high = turn.batch or [turn.turn, turn.turn]
+        expected = self.ctx.tree(turn.before)
+        paths: set[str] = set()
+        for member in timeline.turns:
+            if low <= member.turn <= high:
+                # Undone turns always have a known end state: no scan needed.
+                paths |= self.ctx.turn_changes(timeline, member, expected)
+        following = timeline.next_after(turn)
+        target = turn.replaced or (following.before if following else None)
+        if target is None:  # never restore "nothing" over the work tree
+            raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
+        return Step(paths, expected, self.ctx.tree(target))
 
 
 def _failure_state(failed: RestoreError) -> str:

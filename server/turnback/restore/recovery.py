@@ -1,0 +1,85 @@
+"""Finishing or rolling back a restore a crash interrupted, and the writer restores use.
+
+Every restore journals its intent before it writes (history/journal.py). The next
+operation under the repository lock calls `recover` first: when the timeline already
+moved, the restore had written everything and only the journal is dropped; otherwise
+the files written are put back from the saved state, except those the user changed
+since, which are kept (and the saved state stays reachable as a rescued version).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.durability import make_durable
+from ..core.repository import WorkspaceRepo
+from ..errors import RestoreFailed
+from ..history.context import Context
+from ..history.timeline import RECOVERY_KEPT
+from .plan import describe, roll_back
+from .workwriter import WorkWriter, sweep_staging
+
+
+def staging_dir(ws: WorkspaceRepo) -> Path:
+    """Where restores write temporary files before renaming them into place."""
+    return ws.state_dir / "staging"
+
+
+def writer(ctx: Context, journal_id: str) -> WorkWriter:
+    """Writes into the work tree for the restore `journal_id` names."""
+    return WorkWriter(ctx.ws.root, ctx.repo, staging_dir(ctx.ws), journal_id[:16])
+
+
+def recover(ctx: Context) -> None:
+    """Finishes or rolls back a restore a crash interrupted (the journal says which).
+
+    What it did is appended to `ctx.recovered`, for the front to tell the user.
+    """
+    intent = ctx.journal.pending()
+    if intent is None:
+        sweep_staging(staging_dir(ctx.ws))  # renames a power loss undid
+        return
+    work = writer(ctx, intent.id)
+    work.sweep(list(intent.writes))  # temporary files of the write the crash cut short
+    if ctx.store.ref_target(intent.session) == intent.timeline_after:
+        ctx.journal.end()  # the files were all written before the commit point
+        ctx.recovered.append(
+            f"turnback finished an interrupted {intent.operation} in session '{intent.session}'."
+        )
+        return
+    undone = roll_back(work, intent.writes, ctx.tree(intent.saved))
+    if undone.failed is not None:
+        path, cause = undone.failed
+        raise RestoreFailed(
+            f"turnback could not roll back an interrupted {intent.operation}: "
+            f"{describe(cause)} on {path}; it will retry. The state before it is "
+            f"commit {intent.saved}.",
+            path=path,
+            rolled_back=False,
+            saved=intent.saved,
+            kept=undone.kept,
+        )
+    make_durable(work.touched)
+    if undone.kept:
+        _keep_reachable(ctx, intent.session, intent.saved, undone.kept)
+    ctx.journal.end()
+    n = len(undone.restored)
+    message = (
+        f"turnback rolled back an interrupted {intent.operation} in session "
+        f"'{intent.session}': {n} file{'s' if n != 1 else ''} put back as before it."
+    )
+    if undone.kept:
+        message += (
+            f" Changed since and left as they are (yours): {', '.join(undone.kept)}."
+            f" The state before the {intent.operation} is commit {intent.saved}."
+        )
+    ctx.recovered.append(message)
+
+
+def _keep_reachable(ctx: Context, session: str, saved: str, kept: list[str]) -> None:
+    """Keeps the state an interrupted restore replaced among the session's rescued
+    versions: at a path the user changed since, it may be the only copy left."""
+    timeline = ctx.store.load(session)
+    if timeline is not None and timeline.find_rescued(saved) is None:
+        timeline.add_rescued(saved, RECOVERY_KEPT, kept)
+        ctx.store.commit(session, ctx.store.prepare(timeline))
