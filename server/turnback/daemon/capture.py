@@ -26,7 +26,7 @@ def capture(
 ) -> dict[str, Any]:
     """The new (or sealed) turn, as `snapshot/capture` returns it.
 
-    Raises the engine's errors (`TurnbackError`; from the daemon, `client.RemoteError`
+    Raises the engine's errors (`TurnbackError`; from the daemon, `wire.WireError`
     with the same code, message and data). Messages about interrupted restores that
     were recovered on the way are appended to `messages`.
     """

@@ -1,7 +1,7 @@
 """The light client: ask a work tree's daemon, or say that none answered.
 
 Imports only the standard library, so a hook's process starts in tens of
-milliseconds. `call` returns the result, raises `RemoteError` when the daemon
+milliseconds. `call` returns the result, raises `wire.WireError` when the daemon
 answered with an error (the same code, message and data an in-process call
 raises), and returns None when no daemon answered: the caller then does the
 work in process, as it would without a daemon, and may `start` one for next time.
@@ -15,7 +15,6 @@ import socket
 import sys
 import time
 
-from ..wire import WireError
 from .paths import Location, locate, socket_address
 from .security import is_own_socket, is_private_dir, peer
 
@@ -28,10 +27,6 @@ DAEMON_ENV = "TURNBACK_DAEMON"
 #: Long enough for a capture that waits on another process's restore (the lock's 30 s).
 DEFAULT_TIMEOUT = 60.0
 _READ_CHUNK = 256 * 1024
-
-
-#: The daemon's JSON-RPC error, carried as the engine's own error type.
-RemoteError = WireError
 
 
 def available() -> bool:
@@ -156,7 +151,9 @@ def _answer(
         if message.get("id") == request_id and "method" not in message:
             error = message.get("error")
             if isinstance(error, dict):
-                raise RemoteError(
+                from ..wire import WireError  # only now: results and wire cost a hook ~7 ms
+
+                raise WireError(
                     int(error.get("code", -32603)), str(error.get("message")), error.get("data")
                 )
             return message.get("result")
