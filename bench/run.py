@@ -120,6 +120,7 @@ from pygls.lsp.client import LanguageClient  # noqa: E402
 
 from turnback.config import Settings  # noqa: E402
 from turnback.engine import Engine, RestoreOptions  # noqa: E402
+from turnback.lsp.pygls_internals import server_process  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -825,7 +826,7 @@ class Server:
     async def __aenter__(self) -> Server:
         start = time.perf_counter()
         await self.client.start_io(sys.executable, "-m", "turnback", "serve", env=SERVER_ENV)
-        self.pid = self.client._server.pid  # type: ignore[union-attr]
+        self.pid = server_process(self.client).pid
         await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(

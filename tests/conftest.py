@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pygls.protocol import JsonRPCResponseMessage
 from pytest_lsp import ClientServerConfig, LanguageClient
+
+from turnback.lsp.pygls_internals import keep_responses_plain
 
 _HOME = Path(tempfile.mkdtemp(prefix="turnback-test-home-"))
 DATA_DIR = Path(tempfile.mkdtemp(prefix="turnback-test-data-"))
@@ -101,9 +102,7 @@ def install_client_handlers(lsp_client: LanguageClient) -> None:
     Custom responses stay plain JSON: pygls would make namedtuples that rename keys such
     as `odd-key`, `class` or `from`, and tests compare exact JSON.
     """
-    lsp_client.protocol._converter.register_structure_hook(
-        JsonRPCResponseMessage, lambda obj, cls: cls(**obj)
-    )
+    keep_responses_plain(lsp_client.protocol)
     lsp_client.lens_refreshes = 0  # type: ignore[attr-defined]
     lsp_client.did_change = []  # type: ignore[attr-defined]
 

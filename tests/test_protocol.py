@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from conftest import (
     to_plain,
     write,
 )
+from turnback.lsp.pygls_internals import send_raw_request
 
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
@@ -53,9 +53,7 @@ async def rpc_error(client: LanguageClient, method: str, params) -> JsonRpcExcep
 async def raw_request_error(client: LanguageClient, method: str, params) -> JsonRpcException:
     """Sends params exactly as given (the client would refuse to serialise ill-typed ones)."""
     msg_id = f"raw-{uuid.uuid4().hex}"
-    future: Future = Future()
-    client.protocol._request_futures[msg_id] = future
-    client.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    future = send_raw_request(client.protocol, msg_id, method, params)
     with pytest.raises(JsonRpcException) as info:
         await asyncio.wait_for(asyncio.wrap_future(future), TIMEOUT)
     return info.value
