@@ -244,6 +244,13 @@ BAD_INPUTS = [
     ("snapshot/list", ["x"], "params"),
     ("snapshot/capture", {"workspace": "not-a-uri"}, "workspace"),
     ("snapshot/prune", {"keep": -1}, "keep"),
+    # Checked by the engine alone (lsp/params.py passes them as sent).
+    ("snapshot/capture", {"turn": [1]}, "turn"),
+    ("snapshot/list", {"limit": True}, "limit"),
+    ("snapshot/diff", {"context": 1001}, "context"),
+    ("snapshot/prune", {"keep": 1, "rescued": "yes"}, "rescued"),
+    ("snapshot/prune", {"olderThan": 5}, "olderThan"),
+    ("snapshot/rescue", {"id": 5}, "id"),
 ]
 
 

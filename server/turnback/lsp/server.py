@@ -258,7 +258,7 @@ def create_server() -> TurnbackServer:
 
 def _restore_options(params: Params, dirty: frozenset[str]) -> RestoreOptions:
     return RestoreOptions(
-        turn=params.turn(),
+        turn=params.value("turn"),
         count=params.integer("count", minimum=1) or 1,
         force=params.boolean("force"),
         dry_run=params.boolean("dryRun"),
@@ -275,11 +275,11 @@ async def capture(ls: TurnbackServer, raw: Any) -> Any:
         return engine.capture(
             session=p.string("session"),
             label=p.string("label"),
-            phase=p.choice("phase", ("before", "after"), "before"),
+            phase=p.value("phase", "before"),
             metadata=p.metadata(),
             progress=progress.report if progress else None,
             cancelled=cancelled,
-            turn=p.turn(),
+            turn=p.value("turn"),
         )
 
     return await ls.run(raw, work, progress_title="turnback: capturing", changes_timeline=True)
@@ -309,7 +309,7 @@ async def rescue(ls: TurnbackServer, raw: Any) -> Any:
         options = RestoreOptions(
             force=p.boolean("force"), dry_run=p.boolean("dryRun"), dirty=ls.dirty_paths(engine)
         )
-        return engine.rescue(p.string("session"), p.string("id"), p.paths("paths"), options)
+        return engine.rescue(p.string("session"), p.value("id"), p.paths("paths"), options)
 
     return await ls.run(raw, work, changes_timeline=True)
 
@@ -317,9 +317,7 @@ async def rescue(ls: TurnbackServer, raw: Any) -> Any:
 @feature("snapshot/list")
 async def list_turns(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        return engine.list(
-            p.string("session"), p.integer("limit", minimum=1), p.boolean("includeFiles")
-        )
+        return engine.list(p.string("session"), p.value("limit"), p.boolean("includeFiles"))
 
     return await ls.run(raw, work)
 
@@ -327,10 +325,7 @@ async def list_turns(ls: TurnbackServer, raw: Any) -> Any:
 @feature("snapshot/diff")
 async def diff(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        context = p.integer("context", minimum=0)
-        return engine.diff(
-            p.string("session"), p.turn(), p.path(), 3 if context is None else context
-        )
+        return engine.diff(p.string("session"), p.value("turn"), p.path(), p.value("context", 3))
 
     return await ls.run(raw, work)
 
@@ -338,7 +333,7 @@ async def diff(ls: TurnbackServer, raw: Any) -> Any:
 @feature("snapshot/fileContent")
 async def file_content(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        turn = p.turn()
+        turn = p.value("turn")
         path = p.path()
         if turn is None:
             raise InvalidParams("turn", "is required")
@@ -355,9 +350,9 @@ async def prune(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
         return engine.prune(
             p.string("session"),
-            p.integer("keep", minimum=0),
-            p.string("olderThan"),
-            p.boolean("rescued"),
+            p.value("keep"),
+            p.value("olderThan"),
+            p.value("rescued", False),
         )
 
     return await ls.run(raw, work, changes_timeline=True)
