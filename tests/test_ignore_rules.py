@@ -199,6 +199,11 @@ def test_wildcards_do_not_cross_slashes(tmp_path: Path) -> None:
     check(tmp_path, files, expected)
 
 
+# A pattern ending in a lone backslash is one git never matches (it does not fail the file).
+def test_trailing_backslash_never_matches(tmp_path: Path) -> None:
+    check(tmp_path, {".gitignore": "foo\\\n*.o\n"}, {"foo": False, "foo\\": False, "a.o": True})
+
+
 # `**` in leading, trailing and middle positions spans any number of directories.
 def test_double_star_forms(tmp_path: Path) -> None:
     files = {".gitignore": "**/foo\nbar/**\na/**/b\nx**y\npre**/z\n"}
