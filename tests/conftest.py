@@ -195,7 +195,7 @@ async def start_server(root: Path, **settings) -> AsyncIterator[LanguageClient]:
 
 
 def run_cli(
-    root: Path, *args: str, env: dict[str, str] | None = None, **popen: Any
+    root: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60, **popen: Any
 ) -> subprocess.CompletedProcess:
     """`turnback <args>` in `root`: another process sharing the server's storage."""
     return subprocess.run(
@@ -204,7 +204,7 @@ def run_cli(
         env=SERVER_ENV if env is None else env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         check=False,
         **popen,
     )

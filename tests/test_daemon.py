@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SERVER_ENV, git, git_run, list_turns, start_server, tree_state, write
+from conftest import SERVER_ENV, cli_json, git, git_run, list_turns, start_server, tree_state, write
 from turnback.daemon import client
 
 DAEMON_ENV = {**SERVER_ENV, "TURNBACK_DAEMON": "on"}
@@ -236,7 +236,7 @@ def test_daemon_killed_mid_capture(repo: Path, stop_daemons):
             lambda p=process: p.poll() is not None or f"warm (pid {p.pid})" in daemon_log(repo),
             what="the daemon to warm up or die",
         )
-        turns = len(list_cli(repo))
+        turns = len(cli_json(repo, "list")["turns"])
         pid, result, _ = capture(repo, "--label", f"step {step}", env=no_start)
         time.sleep(0.2)
         survived = process.poll() is None
@@ -245,7 +245,7 @@ def test_daemon_killed_mid_capture(repo: Path, stop_daemons):
             killed_mid_capture += 1
         # The hook's capture holds the work tree as it is, whichever way it went.
         assert git(repo, "show", f"{result['id']}:src/app.py") == f"print({step})\n"
-        listing = list_cli(repo)
+        listing = cli_json(repo, "list")["turns"]
         assert listing[0]["label"] == f"step {step}"
         assert len(listing) in (turns + 1, turns + 2)  # +2: killed after its commit point
         fsck = git_run(repo, "fsck", "--full", "--no-dangling")
@@ -258,18 +258,6 @@ def test_daemon_killed_mid_capture(repo: Path, stop_daemons):
     else:
         raise AssertionError("the daemon never survived a capture")
     assert killed_mid_capture >= 1
-
-
-def list_cli(repo: Path) -> list[dict]:
-    done = subprocess.run(
-        [sys.executable, "-m", "turnback", "list", "--json"],
-        cwd=repo,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return json.loads(done.stdout)["turns"]
 
 
 # Proves an editor's server, the daemon and CLI processes share one repository correctly.

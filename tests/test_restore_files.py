@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import SERVER_ENV, cli_json, make_repo, write
+from conftest import cli_json, make_repo, run_cli, write
 
 
 def _mode(repo: Path, rel: str) -> int:
@@ -64,15 +62,8 @@ def test_undo_of_a_turn_that_made_a_fifo_never_blocks(tmp_path: Path):
     write(repo, "b.txt", "agent\n")
     cli_json(repo, "capture", "--phase", "after")
 
-    done = subprocess.run(
-        [sys.executable, "-m", "turnback", "undo", "--json"],
-        cwd=repo,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        timeout=15,  # a blocked open would hang for ever: fail instead
-        check=False,
-    )
+    # A blocked open would hang for ever: fail instead.
+    done = run_cli(repo, "undo", "--json", timeout=15)
     assert done.returncode == 0, done.stderr
     assert "pipe" in {k["path"] for k in json.loads(done.stdout)["kept"]}
     assert stat.S_ISFIFO(os.lstat(repo / "pipe").st_mode)
