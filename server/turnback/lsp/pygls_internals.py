@@ -1,4 +1,4 @@
-"""Every use of pygls's private parts, in one place (checked by tests/test_private_apis.py).
+"""Every use of pygls's private parts, in one place (checked by tests/unit/test_private_apis.py).
 
 pygls has no public way to answer a message it could not structure (a bad id, a refused
 lifecycle step, a broken frame), to see whether a request has finished, to hear a

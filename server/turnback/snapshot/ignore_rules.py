@@ -7,7 +7,7 @@ rules. So this module re-implements git's ignore semantics over the blobs of a t
 pathspec (1.1, evaluated against `git check-ignore`) would replace only the pattern
 translation and gets git's quirks wrong: POSIX classes (`[[:alpha:]]`) never match, `c**/x`
 misses `cab/d/x`, a reversed range (`[z-a]`) or a trailing backslash raises instead of being
-taken as git takes it. The translation below matches git on each (tests/test_ignore_rules.py).
+taken as git takes it. The translation below matches git on each (tests/unit/test_ignore_rules.py).
 """
 
 from __future__ import annotations
