@@ -25,7 +25,7 @@ from ..config import Settings, settings_from_json
 from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
 from ..errors import InvalidParams, NoWorkspace, TurnbackError
-from ..wire import INTERNAL_ERROR, error_code, error_data, to_wire
+from ..wire import error_code, error_data, to_wire
 from . import codelens
 from .params import Params
 from .progress import Progress
@@ -195,29 +195,13 @@ class TurnbackServer(LanguageServer):
                 result = await asyncio.to_thread(work, engine, params, cancelled, progress)
                 return to_wire(result)  # the engine's dataclasses as protocol.md's JSON
             finally:
-                for message in engine.take_recovered():
-                    self.window_show_message(
-                        types.ShowMessageParams(type=types.MessageType.Warning, message=message)
-                    )
+                self._show_recovered(engine)
         except TurnbackError as error:
             raise to_rpc_error(error) from None
         except JsonRpcException:
             raise
         except Exception as error:
-            logger.error("Internal error\n%s", traceback.format_exc())
-            self.window_log_message(
-                types.LogMessageParams(
-                    type=types.MessageType.Error,
-                    message=f"turnback internal error: {traceback.format_exc()}",
-                )
-            )
-            rpc = _ERROR_CLASSES.setdefault(
-                INTERNAL_ERROR,
-                type("TurnbackInternalError", (JsonRpcException,), {"CODE": INTERNAL_ERROR}),
-            )
-            raise rpc(
-                message=f"Internal error: {type(error).__name__}: {error} (details in the log)"
-            ) from None
+            raise self._internal_error(error) from None
         finally:
             if progress is not None:
                 progress.finish()
@@ -225,6 +209,25 @@ class TurnbackServer(LanguageServer):
                 self.protocol.forget(msg_id)
             if changes_timeline:
                 self.watcher.check_soon()
+
+    def _show_recovered(self, engine: Engine) -> None:
+        """Tells the user about interrupted restores the request's lock recovered."""
+        for message in engine.take_recovered():
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+            )
+
+    def _internal_error(self, error: Exception) -> JsonRpcException:
+        """A bug: its traceback to the log and the client's log, an InternalError without it."""
+        logger.error("Internal error\n%s", traceback.format_exc())
+        self.window_log_message(
+            types.LogMessageParams(
+                type=types.MessageType.Error,
+                message=f"turnback internal error: {traceback.format_exc()}",
+            )
+        )
+        summary = f"Internal error: {type(error).__name__}: {error} (details in the log)"
+        return to_rpc_error(TurnbackError(summary))  # reason INTERNAL: -32603, no data
 
 
 #: Handlers by LSP method and by command name, registered on each server `create_server` makes.
