@@ -5,7 +5,8 @@ the queue when a capture starts sees every change finished before the capture
 was asked for: no race with an agent that writes and captures at once. Anything
 that could lose an event (queue overflow, a watch limit, a directory moved in
 from outside, an error) makes `drain` answer None, and the caller falls back to
-a full scan. Ignored directories and `.git` are not watched.
+a full scan, and so does a `.git` appearing or going (the workspace's repositories
+changed). Ignored directories and `.git` are not watched.
 """
 
 from __future__ import annotations
@@ -144,6 +145,8 @@ class Watcher:
                 continue
             rel = f"{parent}/{name}" if parent else name
             if name == ".git":
+                if mask & (_IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO):
+                    self.lost = True  # a repository appeared or went: find them again
                 continue
             self.changed.add(rel)
             created = mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO)
