@@ -26,12 +26,12 @@ from typing import Any
 import pygit2
 from pygit2.enums import FileMode, ObjectType
 
-from .config import Settings
-from .errors import TurnbackError
-from .gitpaths import is_utf8, path_is_ignored
-from .repository import WorkspaceRepo, open_workspace
+from ..config import Settings
+from ..core.gitpaths import is_utf8, path_is_ignored
+from ..core.repository import WorkspaceRepo, open_workspace
+from ..core.treeops import Entry, tree_with
+from ..errors import TurnbackError
 from .scanner import Progress, Scanner, Snapshot, _retrying
-from .treeops import Entry, tree_with
 from .untracked import NESTED_REPOSITORY, SUBMODULE, Skipped
 from .userindex import UserIndex
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pygit2
 
-from .gitrefs import delete_ref, set_ref
-from .repository import WorkspaceRepo
+from ..core.gitrefs import delete_ref, set_ref
+from ..core.repository import WorkspaceRepo
 
 ACTIVE = "active"
 UNDONE = "undone"

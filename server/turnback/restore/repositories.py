@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .members import WorkspaceScanner
+from ..snapshot.members import WorkspaceScanner
 
 HEAD_MOVED = "headMoved"
 CREATED = "created"
