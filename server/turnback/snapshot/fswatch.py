@@ -102,8 +102,11 @@ class Watcher:
                 continue
             for entry in entries:
                 child = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != ".git" and not self.skip_dir(child):
+                if entry.name == ".git":
+                    if top:
+                        self.lost = True  # a repository came with the new directory
+                elif entry.is_dir(follow_symlinks=False):
+                    if not self.skip_dir(child):
                         stack.append(child)
                 elif top:  # a directory that appeared: its files are news too
                     self.changed.add(child)

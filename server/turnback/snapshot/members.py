@@ -151,20 +151,29 @@ class WorkspaceScanner:
             return None
         return Member(path, member_ws, Scanner(member_ws))
 
-    def load(self) -> None:
-        """The members the last discovery found (any process), those still repositories."""
+    def load(self) -> bool:
+        """The members the last discovery found (any process), those still repositories.
+
+        A member whose `.git` went away (`rm -rf api`) is dropped at once: nothing is ever
+        written into where its `.git` was (no lock file, no object, no stat cache). Says
+        whether one was.
+        """
+        gone = [p for p in self.members if not os.path.lexists(self.ws.root / p / ".git")]
+        for path in gone:
+            del self.members[path]
         if self._loaded:
-            return
+            return bool(gone)
         self._loaded = True
         try:
             paths = json.loads(self._known.read_text())
         except (OSError, ValueError):
-            return
+            return bool(gone)
         for path in paths if isinstance(paths, list) else []:
             if isinstance(path, str) and os.path.lexists(self.ws.root / path / ".git"):
                 member = self._open(path)
                 if member is not None:
                     self.members[path] = member
+        return bool(gone)
 
     def _save(self) -> None:
         try:
@@ -219,11 +228,8 @@ class WorkspaceScanner:
         if settings.nested_repositories == REPORT:
             self.members, self.limited = {}, []
             return self.root.capture(settings, progress, cancelled, changed)
-        self.load()
-        if changed is not None and any(
-            not os.path.lexists(self.ws.root / path / ".git") for path in self.members
-        ):
-            changed = None  # a member's `.git` went away unseen: find the members again
+        if self.load():
+            changed = None  # a member's `.git` went away: find the members again
         mine, routed = self._route(changed)
         snap = self.root.capture(settings, progress, cancelled, mine)
         if changed is None:
@@ -269,7 +275,7 @@ class WorkspaceScanner:
             pending.sort(key=lambda p: (p.count("/"), p))
         for path, member in self.members.items():
             if path not in found:
-                member.scanner.flush()
+                _flush(member)
         self.members = found
         self._save()
 
@@ -353,7 +359,15 @@ class WorkspaceScanner:
     def flush(self) -> None:
         self.root.flush()
         for member in self.members.values():
-            member.scanner.flush()
+            _flush(member)
+
+
+def _flush(member: Member) -> None:
+    """Saves a member's stat cache, unless the repository went away meanwhile."""
+    try:
+        member.scanner.flush()
+    except (OSError, pygit2.GitError):
+        pass  # its `.git` was deleted: nothing to keep warm
 
 
 __all__ = ["Entry", "Member", "WorkspaceScanner", "REPOSITORY_LIMIT"]

@@ -1,0 +1,267 @@
+"""One turn covers the whole workspace: nested repositories, submodules, folders of them.
+
+Every test compares the bytes on disk and each repository's git state (status, HEAD,
+index bytes, refs, stash) with what they were.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_json, git, make_repo, run_cli, tree_state, write
+from turnback.config import Settings
+from turnback.engine import Engine, RestoreOptions
+from turnback.errors import Conflict
+from workspace_support import repo_git_state, two_repo_folder
+
+
+def agent_edits(ws: Path) -> None:
+    """A turn reaching into both repositories and the loose files."""
+    write(ws, "api/main.py", "api v2\n")
+    (ws / "api/lib/util.py").unlink()
+    write(ws, "web/new.js", "created by the agent\n")
+    write(ws, "notes.md", "notes v2\n")
+
+
+# Ensures a folder of two repositories and a loose file is undone and redone exactly, from
+# the CLI, with paths relative to the folder and every repository's git state untouched.
+def test_folder_of_two_repositories_undo_redo_cli(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    before, git_before = tree_state(ws), {r: repo_git_state(ws / r) for r in ("api", "web")}
+    turn = cli_json(ws, "capture", "--label", "both")
+    assert [r["path"] for r in turn["repositories"]] == ["api", "web"]
+    assert turn["skipped"] == []  # no more `nestedRepository`
+    agent_edits(ws)
+    cli_json(ws, "capture", "--phase", "after")
+    after = tree_state(ws)
+    git_after = {r: repo_git_state(ws / r) for r in ("api", "web")}
+
+    diff = cli_json(ws, "diff")
+    assert sorted(f["path"] for f in diff["files"]) == [
+        "api/lib/util.py",
+        "api/main.py",
+        "notes.md",
+        "web/new.js",
+    ]
+    undone = cli_json(ws, "undo")
+    assert sorted((f["path"], f["action"]) for f in undone["files"]) == [
+        ("api/lib/util.py", "created"),
+        ("api/main.py", "modified"),
+        ("notes.md", "modified"),
+        ("web/new.js", "deleted"),
+    ]
+    assert tree_state(ws) == before
+    assert {r: repo_git_state(ws / r) for r in ("api", "web")} == git_before
+    cli_json(ws, "redo")
+    assert tree_state(ws) == after
+    assert {r: repo_git_state(ws / r) for r in ("api", "web")} == git_after
+
+
+# Ensures a submodule's work-tree files (added from a local path) are captured and undone,
+# and neither repository's HEAD, index or submodule commit moves.
+def test_submodule_files_are_undone(tmp_path: Path):
+    lib = make_repo(tmp_path / "lib-origin", {"lib.py": "lib v1\n"})
+    root = make_repo(tmp_path / "app", {"app.py": "app v1\n"})
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(root, "commit", "-qm", "add lib")
+    before = tree_state(root)
+    states = {p: repo_git_state(p) for p in (root, root / "lib")}
+    engine = Engine(str(root))
+    turn = engine.capture(label="t")
+    assert turn["repositories"][0]["path"] == "lib"
+    assert all(s["reason"] != "submodule" for s in turn["skipped"])
+    write(root, "lib/lib.py", "lib v2 by the agent\n")
+    write(root, "lib/extra.py", "new\n")
+    write(root, "app.py", "app v2\n")
+    result = engine.undo()
+    assert {f["path"] for f in result["files"]} == {"lib/lib.py", "lib/extra.py", "app.py"}
+    assert tree_state(root) == before
+    assert {p: repo_git_state(p) for p in (root, root / "lib")} == states
+
+
+# Ensures a nested repository its parent ignores is no part of the turn and never touched.
+def test_ignored_nested_repository_is_untouched(tmp_path: Path):
+    root = make_repo(tmp_path / "app", {"app.py": "v1\n", ".gitignore": "vendor/\n"})
+    vendored = make_repo(root / "vendor/dep", {"dep.py": "dep v1\n"})
+    engine = Engine(str(root))
+    turn = engine.capture(label="t")
+    assert "repositories" not in turn
+    write(root, "vendor/dep/dep.py", "dep edited\n")
+    write(root, "app.py", "v2\n")
+    dep_state = repo_git_state(vendored)
+    result = engine.undo()
+    assert [f["path"] for f in result["files"]] == ["app.py"]
+    assert (root / "vendor/dep/dep.py").read_text() == "dep edited\n"
+    assert repo_git_state(vendored) == dep_state
+
+
+# Ensures a repository the turn created (with a commit) is left whole and reported in
+# `kept`, while the rest of the turn is undone.
+def test_repository_created_during_the_turn_is_kept(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    engine = Engine(str(ws))
+    engine.capture(label="t")
+    write(ws, "notes.md", "notes v2\n")
+    fresh = make_repo(ws / "fresh", {"a.txt": "a\n", "sub/b.txt": "b\n"})
+    write(ws, "fresh/untracked.txt", "u\n")
+    engine.capture(phase="after")
+    made, fresh_git = tree_state(fresh), repo_git_state(fresh)
+    result = engine.undo()
+    assert {"path": "fresh", "reason": "repositoryCreated"} in result["kept"]
+    assert [f["path"] for f in result["files"]] == ["notes.md"]
+    assert (ws / "notes.md").read_text() == "notes v1\n"
+    assert tree_state(fresh) == made and repo_git_state(fresh) == fresh_git
+    assert any(c["change"] == "created" for c in result["repositoryChanges"])
+
+
+# Ensures a repository deleted during the turn gets its work-tree files back, the undo
+# says by name that its .git cannot come back, and the rest of the turn is undone.
+def test_repository_deleted_during_the_turn(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    before = tree_state(ws)
+    engine = Engine(str(ws))
+    engine.capture(label="t")
+    shutil.rmtree(ws / "api")
+    write(ws, "web/index.js", "web v2\n")
+    result = engine.undo()
+    assert tree_state(ws) == before  # every file, api's included (its .git is not a file)
+    assert not (ws / "api/.git").exists()
+    notes = {c["path"]: c for c in result["repositoryChanges"]}
+    assert notes["api"]["change"] == "deleted"
+    assert "api" in result["message"] and "cannot come back" in result["message"]
+
+
+# Ensures a user edit in one repository after a sealed turn refuses the whole undo, with a
+# conflict naming the file, and nothing anywhere changes.
+def test_user_edit_in_one_repository_refuses_the_whole_undo(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    engine = Engine(str(ws))
+    engine.capture(label="t")
+    agent_edits(ws)
+    engine.capture(phase="after")
+    write(ws, "web/new.js", "the user's edit\n")
+    state = tree_state(ws)
+    with pytest.raises(Conflict) as refused:
+        engine.undo()
+    assert refused.value.data["files"] == ["web/new.js"]
+    assert tree_state(ws) == state
+    forced = engine.undo(options=RestoreOptions(force=True))
+    assert (ws / "api/main.py").read_text() == "api v1\n" and forced["turnsUndone"] == 1
+    engine.redo(options=RestoreOptions(force=True))
+    assert (ws / "web/new.js").read_text() == "the user's edit\n"  # redo brings it back
+
+
+# Ensures an agent commit inside a nested repository: undo restores the files, leaves that
+# repository's HEAD, branch and index alone, and says its HEAD moved.
+def test_agent_commit_inside_a_nested_repository(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    before = tree_state(ws)
+    engine = Engine(str(ws))
+    engine.capture(label="t")
+    write(ws, "api/main.py", "api v2\n")
+    git(ws / "api", "commit", "-qam", "agent commit")
+    api_state = repo_git_state(ws / "api")
+    result = engine.undo()
+    assert tree_state(ws) == before
+    assert repo_git_state(ws / "api")["head"] == api_state["head"]
+    assert repo_git_state(ws / "api")["index"] == api_state["index"]
+    moved = {c["path"]: c for c in result["repositoryChanges"]}["api"]
+    assert moved["change"] == "headMoved" and moved["newHead"] == api_state["head"]
+    assert "HEAD of api moved" in result["message"]
+
+
+# Ensures `nestedRepositories: "report"` keeps today's behaviour: reported, not captured.
+def test_report_setting_leaves_nested_repositories_out(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    engine = Engine(str(ws), Settings(nested_repositories="report"))
+    turn = engine.capture(label="t")
+    assert {(s["path"], s["reason"]) for s in turn["skipped"]} == {
+        ("api", "nestedRepository"),
+        ("web", "nestedRepository"),
+    }
+    write(ws, "api/main.py", "api v2\n")
+    write(ws, "notes.md", "notes v2\n")
+    result = engine.undo()
+    assert [f["path"] for f in result["files"]] == ["notes.md"]
+    assert (ws / "api/main.py").read_text() == "api v2\n"
+
+
+# Ensures repositories past `repositoryLimit` are reported, never captured or touched.
+def test_repository_limit_reports_the_rest(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    engine = Engine(str(ws), Settings(repository_limit=1))
+    turn = engine.capture(label="t")
+    assert [r["path"] for r in turn["repositories"]] == ["api"]
+    assert {"path": "web", "reason": "repositoryLimit"} in turn["skipped"]
+    write(ws, "api/main.py", "api v2\n")
+    write(ws, "web/index.js", "web v2\n")
+    engine.undo()
+    assert (ws / "api/main.py").read_text() == "api v1\n"
+    assert (ws / "web/index.js").read_text() == "web v2\n"
+
+
+# Ensures the watcher notices a repository appearing (a `.git` created) and the next
+# capture covers it, and a member's file changes are seen through the watcher path.
+def test_watcher_finds_a_new_repository(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    engine = Engine(str(ws))
+    if not engine.enable_watcher():
+        pytest.skip("no inotify here")
+    try:
+        engine.capture(label="t1")
+        write(ws, "api/main.py", "api v2\n")
+        engine.capture(label="t2")  # through the watcher: only changed paths looked at
+        make_repo(ws / "later", {"x.txt": "x\n"})
+        turn = engine.capture(label="t3")
+        assert [r["path"] for r in turn["repositories"]] == ["api", "later", "web"]
+        write(ws, "later/x.txt", "x2\n")
+        write(ws, "api/main.py", "api v3\n")
+        engine.undo(options=RestoreOptions(count=2))
+        assert (ws / "api/main.py").read_text() == "api v2\n"
+        assert (ws / "later/x.txt").read_text() == "x2\n"  # t2 knew no `later`: kept
+    finally:
+        engine.close()
+
+
+# Ensures the CLI run from inside a nested repository acts on that repository alone, and
+# that a parent-folder undo sees its changes as conflicts, never clobbering them.
+def test_overlapping_sessions_parent_and_member(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    parent = Engine(str(ws))
+    parent.capture(label="parent turn")
+    write(ws, "api/main.py", "api v2\n")
+    parent.capture(phase="after")
+    inner = cli_json(ws / "api", "capture", "--label", "api turn")
+    assert "repositories" not in inner
+    write(ws, "api/main.py", "api v3 from the api session\n")
+    cli_json(ws / "api", "capture", "--phase", "after")
+    with pytest.raises(Conflict) as refused:
+        parent.undo()
+    assert refused.value.data["files"] == ["api/main.py"]
+    assert (ws / "api/main.py").read_text() == "api v3 from the api session\n"
+    done = run_cli(ws / "api", "undo")
+    assert done.returncode == 0, done.stderr
+    assert (ws / "api/main.py").read_text() == "api v2\n"
+    parent.undo()
+    assert (ws / "api/main.py").read_text() == "api v1\n"
+
+
+# Ensures an operation on the parent folder holds its member repositories' locks too, so a
+# session on a member waits for it.
+def test_parent_operation_holds_member_locks(tmp_path: Path):
+    from turnback.core.locking import repository_lock
+    from turnback.errors import Busy
+
+    ws = two_repo_folder(tmp_path / "ws")
+    parent = Engine(str(ws))
+    parent.capture(label="t")
+    member = Engine(str(ws / "web"))
+    with parent.locked():
+        with pytest.raises(Busy):
+            with repository_lock(member.ws.lock_path, timeout=0.2):
+                pass
+    with repository_lock(member.ws.lock_path, timeout=0.2):
+        pass  # free again once the parent's operation ended
