@@ -259,9 +259,7 @@ def test_parent_operation_holds_member_locks(tmp_path: Path):
     parent = Engine(str(ws))
     parent.capture(label="t")
     member = Engine(str(ws / "web"))
-    with parent.locked():
-        with pytest.raises(Busy):
-            with repository_lock(member.ws.lock_path, timeout=0.2):
-                pass
+    with parent.locked(), pytest.raises(Busy), repository_lock(member.ws.lock_path, timeout=0.2):
+        pass
     with repository_lock(member.ws.lock_path, timeout=0.2):
         pass  # free again once the parent's operation ended

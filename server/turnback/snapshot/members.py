@@ -14,6 +14,7 @@ ever part of the tree or written.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -364,10 +365,8 @@ class WorkspaceScanner:
 
 def _flush(member: Member) -> None:
     """Saves a member's stat cache, unless the repository went away meanwhile."""
-    try:
+    with contextlib.suppress(OSError, pygit2.GitError):  # its `.git` was deleted meanwhile
         member.scanner.flush()
-    except (OSError, pygit2.GitError):
-        pass  # its `.git` was deleted: nothing to keep warm
 
 
 __all__ = ["Entry", "Member", "WorkspaceScanner", "REPOSITORY_LIMIT"]
