@@ -212,7 +212,8 @@ class WorkspaceScanner:
         for path in changed:
             member = self.member_of(path)
             if member is None:
-                mine.add(path)
+                if path not in self.members:  # the member's own folder is the member's
+                    mine.add(path)
             else:
                 routed[member.path].add(path[len(member.path) + 1 :])
         return mine, routed
