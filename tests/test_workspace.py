@@ -263,3 +263,24 @@ def test_parent_operation_holds_member_locks(tmp_path: Path):
         pass
     with repository_lock(member.ws.lock_path, timeout=0.2):
         pass  # free again once the parent's operation ended
+
+
+# Ensures a repository nested in a member repository (three levels) is a member too, and
+# one undo restores all three levels.
+def test_repository_inside_a_member_repository(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    make_repo(ws / "api/plugins/p", {"plugin.py": "plugin v1\n"})
+    before = tree_state(ws)
+    engine = Engine(str(ws))
+    turn = engine.capture(label="t")
+    assert [r["path"] for r in turn["repositories"]] == ["api", "api/plugins/p", "web"]
+    write(ws, "api/plugins/p/plugin.py", "plugin v2\n")
+    write(ws, "api/main.py", "api v2\n")
+    write(ws, "notes.md", "notes v2\n")
+    result = engine.undo()
+    assert sorted(f["path"] for f in result["files"]) == [
+        "api/main.py",
+        "api/plugins/p/plugin.py",
+        "notes.md",
+    ]
+    assert tree_state(ws) == before

@@ -101,22 +101,31 @@ def copy_missing(src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid
         dst.odb.write(kind, data)
 
 
-def graft(repo: pygit2.Repository, base: pygit2.Oid, path: str, sub: pygit2.Oid) -> pygit2.Oid:
-    """`base` with the tree `sub` at `path` (replacing a gitlink or anything else there);
-    an empty `sub` removes the path."""
-    head, _, rest = path.partition("/")
+def graft(repo: pygit2.Repository, base: pygit2.Oid, grafts: dict[str, pygit2.Oid]) -> pygit2.Oid:
+    """`base` with each tree of `grafts` at its path (replacing a gitlink or anything else
+    there; an empty tree removes the path), in one pass: each tree on the way is written
+    once, however many members sit below it."""
+    direct: dict[str, pygit2.Oid] = {}
+    nested: dict[str, dict[str, pygit2.Oid]] = {}
+    for path, sub in grafts.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = sub
+        else:
+            direct[head] = sub
     builder = repo.TreeBuilder(repo[base])
-    if rest:
-        existing = builder.get(head)
-        child = existing.id if existing and existing.filemode == FileMode.TREE else None
-        new = graft(repo, child or repo.TreeBuilder().write(), rest, sub)
-    else:
-        new = sub
-    if len(repo[new]) == 0:  # type: ignore[arg-type]
-        if builder.get(head) is not None:
-            builder.remove(head)
-    else:
-        builder.insert(head, new, FileMode.TREE)
+    for head in sorted(direct.keys() | nested.keys()):
+        new = direct.get(head)
+        if new is None:
+            existing = builder.get(head)
+            new = existing.id if existing and existing.filemode == FileMode.TREE else None
+        if head in nested:
+            new = graft(repo, new or repo.TreeBuilder().write(), nested[head])
+        if len(repo[new]) == 0:  # type: ignore[arg-type]
+            if builder.get(head) is not None:
+                builder.remove(head)
+        else:
+            builder.insert(head, new, FileMode.TREE)
     return builder.write()
 
 
@@ -135,6 +144,8 @@ class WorkspaceScanner:
         self.limited: list[str] = []
         self._known = ws.state_dir / "members.json"
         self._loaded = False
+        #: The last combined tree, by the root tree and the member trees it was made of.
+        self._combined: tuple[object, pygit2.Oid] = (None, pygit2.Oid(raw=b"\0" * 20))
 
     @property
     def user_index(self) -> UserIndex:
@@ -292,18 +303,24 @@ class WorkspaceScanner:
             and s.path not in self.limited
             and self.member_of(s.path) is None
         ]
+        grafts: dict[str, pygit2.Oid] = {}
         for path in sorted(self.members, key=lambda p: (p.count("/"), p)):
             member = self.members[path]
             assert member.last is not None
             if member.copied != member.last.tree:
                 copy_missing(member.ws.repo, self.ws.repo, member.last.tree)
                 member.copied = member.last.tree
-            tree = graft(self.ws.repo, tree, path, member.last.tree)
+            grafts[path] = member.last.tree
             skipped += [
                 Skipped(f"{path}/{s.path}", s.reason)
                 for s in member.last.skipped
                 if f"{path}/{s.path}" not in members and f"{path}/{s.path}" not in self.limited
             ]
+        key = (tree, tuple(sorted(grafts.items())))
+        if grafts and key != self._combined[0]:
+            self._combined = (key, graft(self.ws.repo, tree, grafts))
+        if grafts:
+            tree = self._combined[1]  # nothing changed: the same tree, nothing written
         skipped += [Skipped(path, REPOSITORY_LIMIT) for path in self.limited]
         return Snapshot(tree=tree, skipped=sorted(set(skipped), key=lambda s: s.path))
 
