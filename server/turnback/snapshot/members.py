@@ -144,6 +144,8 @@ class WorkspaceScanner:
         self.limited: list[str] = []
         self._known = ws.state_dir / "members.json"
         self._loaded = False
+        #: The settings of the last capture: a change means finding the members again.
+        self._settings: Settings | None = None
         #: The last combined tree, by the root tree and the member trees it was made of.
         self._combined: tuple[object, pygit2.Oid] = (None, pygit2.Oid(raw=b"\0" * 20))
 
@@ -239,10 +241,11 @@ class WorkspaceScanner:
         """The root's snapshot with every member's grafted in; members found again on a
         full scan (`changed` None), else the known ones look only at their changed paths."""
         if settings.nested_repositories == REPORT:
-            self.members, self.limited = {}, []
+            self.members, self.limited, self._settings = {}, [], settings
             return self.root.capture(settings, progress, cancelled, changed)
-        if self.load():
-            changed = None  # a member's `.git` went away: find the members again
+        if self.load() or settings != self._settings:
+            changed = None  # a member's `.git` went away, or the limits moved: find them again
+        self._settings = settings
         mine, routed = self._route(changed)
         snap = self.root.capture(settings, progress, cancelled, mine)
         if changed is None:
