@@ -29,7 +29,7 @@ from pygit2.enums import FileMode, ObjectType
 
 from ..config import Settings
 from ..core.gitpaths import is_utf8, path_is_ignored
-from ..core.repository import WorkspaceRepo, open_workspace
+from ..core.repository import WorkspaceRepo, _common_dir, open_workspace
 from ..core.treeops import Entry, tree_with
 from ..errors import TurnbackError
 from .scanner import Progress, Scanner, Snapshot, _retrying
@@ -79,25 +79,55 @@ def open_member(workspace: WorkspaceRepo, path: str) -> WorkspaceRepo | None:
     )
 
 
-def copy_missing(src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid) -> None:
-    """Copies the object `oid` and everything below it that `dst` lacks (gitlinks aside).
+#: Above this many missing objects, a copy writes one pack instead of loose objects (a
+#: member's first capture: thousands of files, each a loose file otherwise).
+PACK_THRESHOLD = 256
 
-    A tree is written only after its children, so a tree `dst` has is complete.
+
+def missing_objects(
+    src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid
+) -> list[pygit2.Oid]:
+    """`oid` and everything below it that `dst` lacks (gitlinks aside), children first.
+
+    A tree `dst` has is complete: copies write a tree only with (or after) its children.
     """
-    if src.path == dst.path:
-        return
+    out: list[pygit2.Oid] = []
     pending: list[tuple[pygit2.Oid, bool]] = [(oid, False)]
+    seen: set[pygit2.Oid] = set()
     while pending:
         current, children_done = pending.pop()
-        if dst.odb.exists(current):
+        if children_done:
+            out.append(current)
             continue
-        kind, data = src.odb.read(current)[:2]
-        if kind == ObjectType.TREE and not children_done:
-            pending.append((current, True))
-            for entry in src[current]:  # type: ignore[attr-defined]
+        if current in seen or dst.odb.exists(current):
+            continue
+        seen.add(current)
+        pending.append((current, True))
+        obj = src[current]
+        if obj.type == ObjectType.TREE:
+            for entry in obj:  # type: ignore[attr-defined]
                 if entry.filemode != FileMode.COMMIT:
                     pending.append((entry.id, False))
-            continue
+    return out
+
+
+def copy_missing(src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid) -> None:
+    """Copies the object `oid` and everything below it that `dst` lacks into `dst`."""
+    if src.path == dst.path:
+        return
+    missing = missing_objects(src, dst, oid)
+    if len(missing) > PACK_THRESHOLD:
+        packer = pygit2.PackBuilder(src)
+        for current in missing:
+            packer.add(current)
+        pack_dir = _common_dir(Path(dst.path)) / "objects" / "pack"
+        pack_dir.mkdir(parents=True, exist_ok=True)
+        packer.write(str(pack_dir))
+        if dst.odb.exists(oid):
+            return
+        # A pack the object database does not see (an unusual layout): loose objects.
+    for current in missing:
+        kind, data = src.odb.read(current)[:2]
         dst.odb.write(kind, data)
 
 
