@@ -284,3 +284,23 @@ def test_repository_inside_a_member_repository(tmp_path: Path):
         "notes.md",
     ]
     assert tree_state(ws) == before
+
+
+# Ensures a watching engine notices a member's `.git` going away (`rm -rf web`): the next
+# capture no longer lists it, and undo puts its files back.
+def test_watcher_notices_a_repository_going(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    before = tree_state(ws)
+    engine = Engine(str(ws))
+    if not engine.enable_watcher():
+        pytest.skip("no inotify here")
+    try:
+        engine.capture(label="t1")
+        shutil.rmtree(ws / "web")
+        turn = engine.capture(label="t2")
+        assert [r["path"] for r in turn["repositories"]] == ["api"]
+        result = engine.undo(options=RestoreOptions(count=2))
+        assert tree_state(ws) == before
+        assert [c["change"] for c in result["repositoryChanges"]] == ["deleted"]
+    finally:
+        engine.close()
