@@ -58,6 +58,8 @@ def test_folder_of_two_repositories_undo_redo_cli(tmp_path: Path):
     cli_json(ws, "redo")
     assert tree_state(ws) == after
     assert {r: repo_git_state(ws / r) for r in ("api", "web")} == git_after
+    shown = run_cli(ws, "capture", "--label", "next")
+    assert "repositories: api, web" in shown.stdout  # the human output names them
 
 
 # Ensures a submodule's work-tree files (added from a local path) are captured and undone,
