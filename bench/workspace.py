@@ -5,7 +5,8 @@ holding as many files, with the same ten changed files.
 one 100k-file repository). Both run through the in-process Engine with the inotify watcher
 on, as a long-lived server does: a warm-up full scan, then per sample ten files changed
 (across three of the ten repositories), a capture (timed), an "after" capture, an undo
-(timed) and a redo. Prints one JSON object; `bench/README.md` has the figures.
+(timed) and a redo. Then, in the workspace, `turnback capture` processes (what a hook
+runs) against its warm daemon. Prints one JSON object; `bench/README.md` has the figures.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from generate import cached_repo, git, work_copy  # noqa: E402
 
+from turnback.daemon.paths import locate  # noqa: E402
 from turnback.engine import Engine  # noqa: E402
 
 REPOS = 10
@@ -77,6 +80,49 @@ def measure(folder: Path, targets: list[Path]) -> dict[str, object]:
     }
 
 
+def measure_hook(folder: Path, targets: list[Path]) -> dict[str, object]:
+    """`turnback capture` processes (what a hook runs) against the folder's warm daemon."""
+    env = {**os.environ, "TURNBACK_DAEMON": "on"}
+    location = locate(str(folder))
+    assert location is not None
+    log = Path(location.state_dir) / "daemon" / "log"
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "turnback", "daemon", "-C", str(folder)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while f"warm (pid {daemon.pid})" not in (log.read_text() if log.exists() else ""):
+            assert time.monotonic() < deadline and daemon.poll() is None, "no warm daemon"
+            time.sleep(0.05)
+        hooks: list[float] = []
+        for sample in range(SAMPLES * 3 + 1):
+            for target in targets:
+                with open(target, "a") as handle:
+                    handle.write(f"# hook {sample}\n")
+            cmd = [sys.executable, "-m", "turnback", "capture", "-C", str(folder)]
+            started = time.perf_counter()
+            done = subprocess.run([*cmd, "--label", "hook"], env=env, capture_output=True)
+            took = time.perf_counter() - started
+            assert done.returncode == 0, done.stderr
+            if sample:
+                hooks.append(took)
+        served = log.read_text().count("answered snapshot/capture")
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
+    return {
+        "hookP50Ms": round(statistics.median(hooks) * 1000, 1),
+        "hookMaxMs": round(max(hooks) * 1000, 1),
+        "servedByDaemon": served,
+        "samples": len(hooks),
+    }
+
+
 def main() -> None:
     per_repo = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     scratch = Path(tempfile.mkdtemp(prefix="turnback-bench-ws-"))
@@ -98,6 +144,7 @@ def main() -> None:
             "changedFiles": CHANGED,
             "samples": SAMPLES,
             "workspace": measure(workspace, targets),
+            "workspaceHook": measure_hook(workspace, targets),
             "singleRepository": measure(single, single_targets),
             "loadavg": os.getloadavg(),
         }
