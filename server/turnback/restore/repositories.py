@@ -29,12 +29,9 @@ class RepositoryNotes:
     #: Member repositories that did not exist when the turn began: never touched.
     created: list[str] = field(default_factory=list)
 
-    def message(self, turn: int) -> str:
+    def message(self) -> str:
         """Sentences appended to the undo's message."""
-        out = ""
-        for note in self.changes:
-            out += f". {note['message'].replace('{turn}', str(turn))}"
-        return out
+        return "".join(f". {note['message']}" for note in self.changes)
 
 
 def _short(head: str | None) -> str:
@@ -42,9 +39,9 @@ def _short(head: str | None) -> str:
 
 
 def repository_notes(
-    scanner: WorkspaceScanner, root: Path, recorded: list[dict[str, Any]] | None
+    scanner: WorkspaceScanner, root: Path, recorded: list[dict[str, Any]] | None, turn: int
 ) -> RepositoryNotes:
-    """Compares the members recorded at a turn's start with the members now."""
+    """Compares the members recorded at the start of turn `turn` with the members now."""
     scanner.load()
     notes = RepositoryNotes()
     before = {r["path"]: r for r in recorded or []}
@@ -82,7 +79,7 @@ def repository_notes(
                     "change": HEAD_MOVED,
                     "oldHead": record.get("head"),
                     "newHead": head,
-                    "message": f"Note: HEAD of {path} moved since turn {{turn}} "
+                    "message": f"Note: HEAD of {path} moved since turn {turn} "
                     f"({_short(record.get('head'))} → {_short(head)}); turnback restored "
                     "files only and left its HEAD and branches alone",
                 }

@@ -214,7 +214,9 @@ class Restorer:
             snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
         )
         step = Step(paths, self.engine.tree(newest.after), self.engine.tree(oldest.before))
-        notes = repository_notes(self.engine.scanner, self.engine.ws.root, oldest.repositories)
+        notes = repository_notes(
+            self.engine.scanner, self.engine.ws.root, oldest.repositories, oldest.turn
+        )
         plan = self._plan([step], snap, options, newest.sealed, "undo", notes.created)
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left_out = self.engine.left_out(timeline, oldest, newest, snap if end is None else None)
@@ -234,11 +236,8 @@ class Restorer:
         }
         self._head_note(result, oldest)
         if notes.changes:
-            result["repositoryChanges"] = [
-                {**note, "message": note["message"].replace("{turn}", str(oldest.turn))}
-                for note in notes.changes
-            ]
-            result["message"] += notes.message(oldest.turn)
+            result["repositoryChanges"] = notes.changes
+            result["message"] += notes.message()
         return result
 
     def redo(self, name: str, options: RestoreOptions) -> dict[str, Any]:
