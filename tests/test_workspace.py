@@ -306,3 +306,18 @@ def test_watcher_notices_a_repository_going(tmp_path: Path):
         assert [c["change"] for c in result["repositoryChanges"]] == ["deleted"]
     finally:
         engine.close()
+
+
+# Ensures a member repository's own ignore rules decide for paths inside it: a file web's
+# .gitignore ignores is neither captured nor touched by undo.
+def test_member_ignore_rules_apply_inside_it(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    engine = Engine(str(ws))
+    engine.capture(label="t")
+    write(ws, "web/debug.log", "ignored by web's .gitignore\n")
+    write(ws, "web/index.js", "web v2\n")
+    engine.capture(phase="after")
+    assert [f["path"] for f in engine.diff()["files"]] == ["web/index.js"]
+    result = engine.undo()
+    assert [f["path"] for f in result["files"]] == ["web/index.js"]
+    assert (ws / "web/debug.log").read_text() == "ignored by web's .gitignore\n"

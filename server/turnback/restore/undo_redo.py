@@ -57,6 +57,8 @@ class Restorer:
                 if found:
                     return found
             for depth in range(len(parts) - 1, 0, -1):
+                if "/".join(parts[:depth]) in self.engine.scanner.members:
+                    break  # inside a repository of the workspace: its files are saved
                 if (self.engine.ws.root.joinpath(*parts[:depth]) / ".git").exists():
                     return NESTED_REPOSITORY
             return "notSaved"
