@@ -321,3 +321,25 @@ def test_member_ignore_rules_apply_inside_it(tmp_path: Path):
     result = engine.undo()
     assert [f["path"] for f in result["files"]] == ["web/index.js"]
     assert (ws / "web/debug.log").read_text() == "ignored by web's .gitignore\n"
+
+
+# Ensures an agent whose shell `cd`-ed into a nested repository still seals the workspace's
+# turn: the "after" hook (its cwd now `api`) finds the note its "before" hook left.
+@pytest.mark.parametrize("root_is_repository", [False, True], ids=["plain", "git"])
+def test_hooks_seal_the_workspace_turn_from_inside_a_member(tmp_path: Path, root_is_repository):
+    from test_hooks import run_hook
+
+    ws = two_repo_folder(tmp_path / "ws")
+    if root_is_repository:
+        git(ws, "init", "-q", "-b", "main")
+    home = tmp_path / "home"  # the state directory of hooks in plain folders
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(home / "state")}
+    session = {"session_id": "s1", "prompt": "change both"}
+    before = run_hook(ws, "claude-code", "UserPromptSubmit", {**session, "cwd": str(ws)}, **env)
+    assert before.returncode == 0, before.stderr
+    write(ws, "api/main.py", "api v2\n")
+    after = run_hook(ws / "api", "claude-code", "Stop", {**session, "cwd": str(ws / "api")}, **env)
+    assert after.returncode == 0 and "turnback" not in after.stdout, after.stdout
+    listing = cli_json(ws, "list")
+    assert listing["turns"][0]["sealed"], listing
+    assert [r["path"] for r in listing["turns"][0]["repositories"]] == ["api", "web"]
