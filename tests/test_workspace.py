@@ -343,3 +343,19 @@ def test_hooks_seal_the_workspace_turn_from_inside_a_member(tmp_path: Path, root
     listing = cli_json(ws, "list")
     assert listing["turns"][0]["sealed"], listing
     assert [r["path"] for r in listing["turns"][0]["repositories"]] == ["api", "web"]
+
+
+# Ensures a member repository turnback cannot read (a sparse index) does not fail the
+# workspace's capture: it is reported as a nested repository and left alone.
+def test_unreadable_member_is_reported_not_fatal(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    git(ws / "web", "config", "index.sparse", "true")
+    engine = Engine(str(ws))
+    turn = engine.capture(label="t")
+    assert [r["path"] for r in turn["repositories"]] == ["api"]
+    assert {"path": "web", "reason": "nestedRepository"} in turn["skipped"]
+    write(ws, "web/index.js", "web v2\n")
+    write(ws, "api/main.py", "api v2\n")
+    result = engine.undo()
+    assert [f["path"] for f in result["files"]] == ["api/main.py"]
+    assert (ws / "web/index.js").read_text() == "web v2\n"

@@ -31,7 +31,7 @@ from ..core.gitpaths import is_utf8, path_is_ignored
 from ..core.grafting import copy_missing, graft
 from ..core.repository import WorkspaceRepo, open_workspace
 from ..core.treeops import Entry, tree_with
-from ..errors import TurnbackError
+from ..errors import TurnbackError, UnsupportedRepository
 from .scanner import Progress, Scanner, Snapshot, _retrying
 from .untracked import NESTED_REPOSITORY, SUBMODULE, Skipped
 from .userindex import UserIndex
@@ -203,7 +203,11 @@ class WorkspaceScanner:
         else:
             for path in sorted(self.members):
                 member = self.members[path]
-                member.last = self._member_capture(member, settings, cancelled, routed[path])
+                try:
+                    member.last = self._member_capture(member, settings, cancelled, routed[path])
+                except UnsupportedRepository:
+                    # It became unreadable (a sparse index turned on): find the members again.
+                    return self.capture(settings, progress, cancelled, None)
         return self._combine(snap)
 
     def _member_capture(
@@ -233,7 +237,10 @@ class WorkspaceScanner:
             member = self._open(path)
             if member is None:
                 continue
-            member.last = member.scanner.capture(settings, None, cancelled, None)
+            try:
+                member.last = member.scanner.capture(settings, None, cancelled, None)
+            except UnsupportedRepository:
+                continue  # libgit2 cannot read its index: reported as a nested repository
             found[path] = member
             pending += [
                 f"{path}/{s.path}" for s in member.last.skipped if s.reason in MEMBER_REASONS
