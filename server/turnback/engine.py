@@ -100,9 +100,8 @@ class Engine:
         """The repository lock and its member repositories' (so a session on one of them
         is serialised with this one), with any operation a crash interrupted recovered."""
         with ExitStack() as locks:
-            locks.enter_context(repository_lock(self.ws.lock_path))
-            for member_lock in self.scanner.lock_paths():
-                locks.enter_context(repository_lock(member_lock))
+            for lock_path in self.scanner.lock_paths():  # the root's among them
+                locks.enter_context(repository_lock(lock_path))
             self.recover()
             yield
 

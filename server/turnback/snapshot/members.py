@@ -155,9 +155,11 @@ class WorkspaceScanner:
         return best
 
     def lock_paths(self) -> list[Path]:
-        """The members' repository locks, in one global order, without the root's own."""
+        """The root's repository lock and its members', each once, in one global order (by
+        path): any two overlapping workspaces take the locks they share in the same order,
+        so they can never deadlock."""
         self.load()
-        locks = {m.ws.lock_path for m in self.members.values()} - {self.ws.lock_path}
+        locks = {m.ws.lock_path for m in self.members.values()} | {self.ws.lock_path}
         return sorted(locks, key=str)
 
     def states(self) -> list[dict[str, Any]]:
