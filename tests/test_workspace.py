@@ -67,7 +67,7 @@ def test_folder_of_two_repositories_undo_redo_cli(tmp_path: Path):
 def test_submodule_files_are_undone(tmp_path: Path):
     lib = make_repo(tmp_path / "lib-origin", {"lib.py": "lib v1\n"})
     root = make_repo(tmp_path / "app", {"app.py": "app v1\n"})
-    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
     git(root, "commit", "-qm", "add lib")
     before = tree_state(root)
     states = {p: repo_git_state(p) for p in (root, root / "lib")}
@@ -359,3 +359,35 @@ def test_unreadable_member_is_reported_not_fatal(tmp_path: Path):
     result = engine.undo()
     assert [f["path"] for f in result["files"]] == ["api/main.py"]
     assert (ws / "web/index.js").read_text() == "web v2\n"
+
+
+# Ensures overlapping workspaces never deadlock: a parent folder and its member `api`
+# (which has a submodule, whose lock sorts before api's own) capturing at once, many times.
+def test_overlapping_workspaces_capture_at_once(tmp_path: Path):
+    import threading
+
+    ws = two_repo_folder(tmp_path / "ws")
+    lib = make_repo(tmp_path / "lib-origin", {"lib.py": "lib v1\n"})
+    git(ws / "api", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    git(ws / "api", "commit", "-qm", "add lib")
+    parent, member = Engine(str(ws)), Engine(str(ws / "api"))
+    parent.capture(label="warm"), member.capture(label="warm")
+    errors: list[BaseException] = []
+
+    def loop(engine: Engine, rel: str) -> None:
+        try:
+            for n in range(15):
+                write(ws, rel, f"{n}\n")
+                engine.capture(label=f"t{n}")
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=loop, args=(parent, "notes.md")),
+        threading.Thread(target=loop, args=(member, "api/sub/lib.py")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not any(thread.is_alive() for thread in threads) and not errors, errors
