@@ -11,8 +11,8 @@ from scenario import play, turnback_json
 from scripted_model import EditFile, Shell, Turn, WriteFile
 
 from agents import make_agent
-from conftest import git, tree_state
-from workspace_support import repo_git_state, two_repo_folder
+from helpers import git, tree_state
+from helpers.workspace import repo_git_state, two_repo_folder
 
 pytestmark = pytest.mark.agents
 

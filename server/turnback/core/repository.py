@@ -17,6 +17,7 @@ import platformdirs
 import pygit2
 
 from ..errors import NoWorkspace
+from .durability import enable_git_fsync
 from .locking import repository_lock
 
 #: Overrides the per-user data directory (tests, portable installs).
@@ -95,6 +96,7 @@ def _common_dir(git_dir: Path) -> Path:
 
 def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     """The repository for `folder`: its enclosing git work tree, else a shadow repository."""
+    enable_git_fsync()  # before turnback writes any object or ref
     path = Path(folder)
     if not path.is_dir():
         raise NoWorkspace(f"Workspace folder does not exist or is not a directory: {path}")

@@ -59,9 +59,10 @@ def _serve(tcp: str | None, log_file: str | None) -> int:
             "log-file", f"cannot be written ({error.strerror}): {log_file}"
         ) from None
     quiet_expected_errors()
-    from .server import server
+    from .server import create_server
     from .transport import start_io, start_tcp
 
+    server = create_server()
     if address:
         start_tcp(server, *address)
         return 0
