@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
 import pygit2
@@ -47,7 +47,8 @@ from .results import (
     Turn,
 )
 from .snapshot import fswatch
-from .snapshot.scanner import Progress, Scanner, Snapshot
+from .snapshot.members import WorkspaceScanner
+from .snapshot.scanner import Progress, Snapshot
 
 #: Even with a watcher, a full scan runs at least this often: a safety net for changes
 #: inotify cannot see (network file systems, writes through mmap).
@@ -83,7 +84,8 @@ class Engine:
         self.watcher: fswatch.Watcher | None = None
         self._last_full_scan: float | None = None
         self._seen_exclude = self._exclude_stamp()
-        self.scanner = Scanner(self.ws)
+        #: The root's scanner and one per member repository (nested ones, submodules).
+        self.scanner = WorkspaceScanner(self.ws)
         self._lock = threading.RLock()
         self.ctx = Context(
             ws=self.ws,
@@ -113,8 +115,11 @@ class Engine:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        """The repository lock, with any operation a crash interrupted recovered first."""
-        with repository_lock(self.ws.lock_path):
+        """The repository lock and its member repositories' (so a session on one of them
+        is serialised with this one), with any operation a crash interrupted recovered."""
+        with ExitStack() as locks:
+            for lock_path in self.scanner.lock_paths():  # the root's among them
+                locks.enter_context(repository_lock(lock_path))
             recovery.recover(self.ctx)
             yield
 

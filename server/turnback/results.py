@@ -31,6 +31,15 @@ class ChangedFile:
     status: str  # "added" | "modified" | "deleted" | "renamed"
 
 
+@dataclass(frozen=True)
+class RepositoryState:
+    """A repository below the work tree that a turn covers, as a capture found it."""
+
+    path: str
+    head: str | None
+    head_ref: str | None
+
+
 @dataclass
 class Turn:
     """One turn of a session, as every result shows it."""
@@ -48,6 +57,8 @@ class Turn:
     sealed_at: str | None = None
     #: Once sealed: what the "before" capture left out (`skipped` is then the "after" one's).
     skipped_before: list[SkippedPath] | None = None
+    #: The member repositories at the "before" capture (empty: none).
+    repositories: list[RepositoryState] | None = None
     #: `list` with files only: what the turn changed.
     files: list[ChangedFile] | None = None
     #: `list` only: "running", "interrupted", "sealed" or "open" (history/running.py).
@@ -124,6 +135,17 @@ class HeadMoved:
 
 
 @dataclass(frozen=True)
+class RepositoryChange:
+    """What happened to one of the workspace's repositories since an undone turn began."""
+
+    path: str
+    change: str  # "headMoved" | "created" | "deleted"
+    message: str
+    #: For "headMoved": where HEAD was and is.
+    heads: HeadMoved | None = None
+
+
+@dataclass(frozen=True)
 class AgentHint:
     """How to roll the agent's conversation back to match the undone files."""
 
@@ -145,6 +167,7 @@ class RestoreResult:
     message: str
     dry_run: bool
     head_moved: HeadMoved | None = None
+    repository_changes: list[RepositoryChange] | None = None
     agent_hint: AgentHint | None = None
 
 

@@ -105,6 +105,10 @@ def turn(t: r.Turn) -> dict[str, Any]:
     }
     if t.sealed_at:
         out["sealedAt"] = t.sealed_at
+    if t.repositories:
+        out["repositories"] = [
+            {"path": m.path, "head": m.head, "headRef": m.head_ref} for m in t.repositories
+        ]
     if t.skipped_before is not None:
         out["skippedBefore"] = skipped(t.skipped_before)
     if t.files is not None:
@@ -166,6 +170,14 @@ def agent_hint(h: r.AgentHint) -> dict[str, Any]:
     return out
 
 
+def repository_change(c: r.RepositoryChange) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": c.path, "change": c.change}
+    if c.heads is not None:
+        out["oldHead"], out["newHead"] = c.heads.old_head, c.heads.new_head
+    out["message"] = c.message
+    return out
+
+
 def restore_result(x: r.RestoreResult) -> dict[str, Any]:
     """An undo's or redo's result: `turnsUndone` or `turnsRedone` first."""
     count = "turnsUndone" if x.operation == "undo" else "turnsRedone"
@@ -179,6 +191,8 @@ def restore_result(x: r.RestoreResult) -> dict[str, Any]:
     }
     if x.head_moved is not None:
         out["headMoved"] = {"oldHead": x.head_moved.old_head, "newHead": x.head_moved.new_head}
+    if x.repository_changes:
+        out["repositoryChanges"] = [repository_change(c) for c in x.repository_changes]
     if x.agent_hint is not None:
         out["agentHint"] = agent_hint(x.agent_hint)
     return out

@@ -23,7 +23,8 @@ from .journal import Journal
 from .timeline import Timeline, TimelineStore, TurnRecord, signature
 
 if TYPE_CHECKING:
-    from ..snapshot.scanner import Progress, Scanner, Snapshot
+    from ..snapshot.members import WorkspaceScanner
+    from ..snapshot.scanner import Progress, Snapshot
 
 CancelCheck = Callable[[], bool]
 
@@ -55,8 +56,9 @@ class Context:
     capture_paths: Callable[[pygit2.Tree | None, set[str]], Snapshot]
     #: The repository lock, with an operation a crash interrupted recovered first.
     locked: Callable[[], AbstractContextManager[None]]
-    #: The work tree's scanner: its view of the user's index and ignore rules.
-    scanner: Scanner
+    #: The workspace's scanners (the root's and its member repositories'): their view of
+    #: each user index and ignore rules, and the members a turn records.
+    scanner: WorkspaceScanner
     #: Messages about interrupted operations recovered, until a front shows them.
     recovered: list[str] = field(default_factory=list)
 

@@ -36,6 +36,7 @@ def open_turn(
         skipped=[s.to_json() for s in snap.skipped],
         head=str(head) if head else None,
         head_ref=ctx.ws.head_name(),
+        repositories=ctx.scanner.states(),
     )
     timeline.turns.append(turn)
     timeline.next_turn = number + 1
@@ -53,6 +54,7 @@ def seal_turn(
     turn = timeline.active[-1]
     turn.after = ctx.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
     turn.after_skipped = [s.to_json() for s in snap.skipped]
+    turn.after_repositories = ctx.scanner.states()
     turn.sealed_at = stamp
     if metadata is not None:
         turn.metadata = metadata

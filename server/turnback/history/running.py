@@ -199,6 +199,7 @@ def _seal_interrupted(ctx: Context, timeline: Timeline, turn: TurnRecord) -> Non
     """Seals an interrupted turn with the work tree as it is: what its redo brings back."""
     snap = ctx.capture_now(None, None)
     turn.after = ctx.snapshot_commit(snap, f"turnback: after interrupted turn {turn.turn}\n")
+    turn.after_repositories = ctx.scanner.states()
     turn.sealed_at = now_rfc3339()
     turn.interrupted = QUIET_PERIOD
     ctx.store.save(timeline)
@@ -262,6 +263,7 @@ def mark_interrupted(ctx: Context, session: str, turn_ref: int | str, reason: st
         if turn.state == ACTIVE and timeline.next_after(turn) is None:
             snap = ctx.capture_now(None, None)
             turn.after = ctx.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
+            turn.after_repositories = ctx.scanner.states()
             turn.sealed_at = now_rfc3339()
         turn.interrupted = reason
         ctx.store.save(timeline)

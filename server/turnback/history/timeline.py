@@ -21,7 +21,7 @@ import pygit2
 
 from ..core.gitrefs import delete_ref, set_ref
 from ..core.repository import WorkspaceRepo
-from ..results import Rescued, SkippedPath, Turn
+from ..results import RepositoryState, Rescued, SkippedPath, Turn
 
 ACTIVE = "active"
 UNDONE = "undone"
@@ -77,6 +77,11 @@ class TurnRecord:
     after_skipped: list[dict[str, str]] | None = None
     #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.
     interrupted: str | None = None
+    #: The member repositories at the "before" capture: [{path, head, headRef}] (None in
+    #: turns recorded before workspaces held repositories: every member then counts as new).
+    repositories: list[dict[str, Any]] | None = None
+    #: The same at the latest "after" capture.
+    after_repositories: list[dict[str, Any]] | None = None
 
     @property
     def sealed(self) -> bool:
@@ -102,6 +107,10 @@ class TurnRecord:
             skipped=_skipped(skipped),
             sealed_at=self.sealed_at or None,
             skipped_before=_skipped(skipped_before) if skipped_before is not None else None,
+            repositories=[
+                RepositoryState(m["path"], m.get("head"), m.get("headRef"))
+                for m in self.repositories or []
+            ],
         )
 
 

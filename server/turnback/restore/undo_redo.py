@@ -14,9 +14,8 @@ from collections.abc import Callable
 import pygit2
 
 from ..core.durability import make_durable
-from ..core.gitpaths import path_is_ignored
 from ..core.repository import WorkspaceRepo
-from ..core.treeops import is_dir_in
+from ..core.treeops import entry_at, is_dir_in
 from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
@@ -27,6 +26,7 @@ from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
 from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan
+from .repositories import REPOSITORY_CREATED, is_held, repository_notes
 
 __all__ = ["RestoreOptions", "Restorer"]
 
@@ -47,6 +47,8 @@ class Restorer:
                 if found:
                     return found
             for depth in range(len(parts) - 1, 0, -1):
+                if "/".join(parts[:depth]) in self.ctx.scanner.members:
+                    break  # inside a repository of the workspace: its files are saved
                 if (self.ctx.ws.root.joinpath(*parts[:depth]) / ".git").exists():
                     return NESTED_REPOSITORY
             return "notSaved"
@@ -54,22 +56,16 @@ class Restorer:
         return reason
 
     def _ignored(self) -> Callable[[str], bool]:
-        tracks = self.ctx.scanner.user_index.tracks
-
-        def ignored(path: str) -> bool:
-            if not self.ctx.ws.shadow and tracks(path):
-                return False
-            return path_is_ignored(self.ctx.repo, path)
-
-        return ignored
+        """Ignored (and untracked) under the rules of the repository holding the path."""
+        return self.ctx.scanner.ignored_untracked
 
     def _target_ignored(self, target: pygit2.Tree | None, moves: dict) -> Callable[[str], bool]:
         """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
         if not any(p.rpartition("/")[2] == ".gitignore" for p in moves):
             return lambda _path: False
         rules = TreeIgnoreRules(self.ctx.repo, target, _info_exclude(self.ctx.ws))
-        tracks = self.ctx.scanner.user_index.tracks
-        return lambda path: rules.is_ignored(path) and (self.ctx.ws.shadow or not tracks(path))
+        tracks = self.ctx.scanner.tracks
+        return lambda path: rules.is_ignored(path) and not tracks(path)
 
     def plan(
         self,
@@ -78,10 +74,17 @@ class Restorer:
         options: RestoreOptions,
         check_conflicts: bool,
         operation: str,
+        created: list[str] | None = None,
     ) -> Plan:
-        """What the restore would do; raises Conflict unless forced."""
+        """What the restore would do; raises Conflict unless forced. Nothing under a
+        repository in `created` (made by the turns being undone) is touched."""
         moves = compose(steps)
         current = self.ctx.repo[snap.tree]
+        held: set[str] = set()
+        for path in [p for p in moves if is_held(p, created or [])]:
+            if entry_at(current, path) != moves[path][1]:
+                held.add(is_held(path, created or []))  # type: ignore[arg-type]
+            del moves[path]
         final_target = steps[-1].target
         plan = make_plan(
             moves,
@@ -93,6 +96,7 @@ class Restorer:
             ignored=self._ignored(),
             target_ignored=self._target_ignored(final_target, moves),
         )
+        plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
         if plan.conflicts and not options.force:
             raise Conflict(plan.conflicts, operation)
         return plan
@@ -188,7 +192,10 @@ class Restorer:
             snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
         )
         step = Step(paths, self.ctx.tree(newest.after), self.ctx.tree(oldest.before))
-        plan = self.plan([step], snap, options, newest.sealed, "undo")
+        notes = repository_notes(
+            self.ctx.scanner, self.ctx.ws.root, oldest.repositories, oldest.turn
+        )
+        plan = self.plan([step], snap, options, newest.sealed, "undo", notes.created)
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left = self._left_out(timeline, oldest, newest, snap if end is None else None)
         plan.kept += [k for k in left if k.path not in seen]
@@ -203,6 +210,9 @@ class Restorer:
             self.apply("undo", timeline, plan, snap, saved, step.target)
         result = self._result("undo", timeline, list(reversed(batch)), plan, options.dry_run)
         self._head_note(result, oldest)
+        if notes.changes:
+            result.repository_changes = notes.changes
+            result.message += notes.message()
         return result
 
     def _undo_batch(self, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
