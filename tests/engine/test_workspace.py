@@ -50,6 +50,24 @@ def test_submodule_files_are_undone(tmp_path: Path):
     assert {p: repo_git_state(p) for p in (root, root / "lib")} == states
 
 
+# Ensures a member whose files the turn all deleted stays a member (a scan does not list an
+# empty folder): undo puts its files back and redo deletes them again (found by the model).
+def test_member_emptied_by_the_turn_is_redone(tmp_path: Path):
+    root = make_repo(tmp_path / "app", {"a.txt": "a\n"})
+    make_repo(root / "sub", {"s.txt": "s\n", "e/t.txt": "t\n"})
+    engine = Engine(str(root))
+    engine.capture(session="main")
+    (root / "sub/s.txt").unlink()
+    engine.capture(session="main")
+    (root / "sub/e/t.txt").unlink()
+    emptied = tree_state(root)
+    undone = to_wire(engine.undo(session="main"))
+    assert [f["path"] for f in undone["files"]] == ["sub/e/t.txt"]
+    redone = to_wire(engine.redo(session="main"))
+    assert [(f["path"], f["action"]) for f in redone["files"]] == [("sub/e/t.txt", "deleted")]
+    assert tree_state(root) == emptied
+
+
 # Ensures a nested repository its parent ignores is no part of the turn and never touched.
 def test_ignored_nested_repository_is_untouched(tmp_path: Path):
     root = make_repo(tmp_path / "app", {"app.py": "v1\n", ".gitignore": "vendor/\n"})

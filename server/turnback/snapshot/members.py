@@ -230,9 +230,13 @@ class WorkspaceScanner:
         """Finds the members breadth first from each scan's left-out repositories."""
         found: dict[str, Member] = {}
         self.limited = []
-        pending = sorted(s.path for s in snap.skipped if s.reason in MEMBER_REASONS)
+        reported = {s.path for s in snap.skipped if s.reason in MEMBER_REASONS}
+        pending = sorted(reported | {p for p in self.members if self._still_member(p)})
+        pending.sort(key=lambda p: (p.count("/"), p))
         while pending:
             path = pending.pop(0)
+            if path in found:
+                continue
             if len(found) >= settings.repository_limit:
                 self.limited.append(path)
                 continue
@@ -253,6 +257,25 @@ class WorkspaceScanner:
                 _flush(member)
         self.members = found
         self._save()
+
+    def _still_member(self, path: str) -> bool:
+        """A known member the scans did not report: one whose files were all deleted (an
+        untracked folder with nothing in it is not listed), yet still a repository of the
+        workspace while its `.git` is there and the repository holding it does not ignore it.
+        """
+        if not os.path.lexists(self.ws.root / path / ".git"):
+            return False
+        parent = next(
+            (
+                m
+                for p, m in sorted(self.members.items(), reverse=True)
+                if _under(path, p) and p != path
+            ),
+            None,
+        )
+        if parent is None:
+            return not path_is_ignored(self.ws.repo, path + "/")
+        return not path_is_ignored(parent.ws.repo, path[len(parent.path) + 1 :] + "/")
 
     def _combine(self, snap: Snapshot) -> Snapshot:
         """The root tree with each member's tree at its path; one skipped list."""
