@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import turnback.undo_redo as undo_redo
-from turnback.durability import Touched
+import turnback.restore.undo_redo as undo_redo
+from turnback.core.durability import Touched
 
 BALLAST_BYTES = int(os.environ.get("BENCH_DIRTY_MIB", "1024")) << 20
 CHUNK = 8 << 20

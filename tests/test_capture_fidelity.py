@@ -15,9 +15,9 @@ import pygit2
 import pytest
 
 from conftest import git, make_repo, write
-from turnback import fswatch
 from turnback.engine import Engine
-from turnback.seedcheck import untrusted_entries
+from turnback.snapshot import fswatch
+from turnback.snapshot.seedcheck import untrusted_entries
 
 
 def snapshot_blob(engine: Engine, path: str, which: str = "before") -> bytes:

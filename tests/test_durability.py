@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SERVER_ENV, cli_json, make_repo, write
-from turnback.durability import Touched, make_durable
+from turnback.core.durability import Touched, make_durable
 
 FLUSH_CALLS = "fsync,fdatasync,syncfs,sync,sync_file_range"
 

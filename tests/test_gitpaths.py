@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import GIT_ENV, make_repo
-from turnback.gitpaths import path_is_ignored, tree_from_index
-from turnback.repository import open_workspace
-from turnback.treeops import Entry, _tree_with
-from turnback.userindex import UserIndex
+from turnback.core.gitpaths import path_is_ignored, tree_from_index
+from turnback.core.repository import open_workspace
+from turnback.core.treeops import Entry, _tree_with
+from turnback.snapshot.userindex import UserIndex
 
 #: Prefix-free, so any subset is a valid tree.
 BASE_PATHS = ["a/x", "a/y", "a/c/z", "b/x", "top", "d/e/f"]

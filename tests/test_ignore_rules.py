@@ -1,4 +1,4 @@
-"""Tests for turnback.ignore_rules: gitignore rules evaluated from a git tree object.
+"""Tests for turnback.snapshot.ignore_rules: gitignore rules evaluated from a git tree object.
 
 Every case is checked against explicit expectations and, when the git CLI is available, against
 `git check-ignore --no-index` run on a checked-out copy of the same files, so the matcher is
@@ -16,7 +16,7 @@ import pygit2
 import pytest
 from pygit2.enums import FileMode
 
-from turnback.ignore_rules import TreeIgnoreRules
+from turnback.snapshot.ignore_rules import TreeIgnoreRules
 
 GIT = shutil.which("git")
 

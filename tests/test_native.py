@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from turnback import fswatch, native
+from turnback.core import native
 from turnback.daemon import client
+from turnback.snapshot import fswatch
 
 
 # TURNBACK_PORTABLE=1 turns inotify off, so `make test`'s portable run means it.

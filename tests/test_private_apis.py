@@ -14,7 +14,7 @@ import pygit2
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from turnback import pygit2_internals
+from turnback.core import pygit2_internals
 from turnback.lsp.protocol import TurnbackProtocol
 
 

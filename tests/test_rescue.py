@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from conftest import SERVER_ENV, cli_json, git, read, request, run_cli, write
-from turnback.timeline import Timeline
+from turnback.history.timeline import Timeline
 
 
 def _undo_edit_forced_redo(repo: Path, run) -> None:

@@ -1,4 +1,4 @@
-"""Tests for turnback.textdiff, cross-checked against the real ``git diff`` where possible."""
+"""Tests for turnback.diff.textdiff, cross-checked against the real ``git diff`` where possible."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnback.textdiff import DiffLimits, FileDiff, Hunk, _AnchoredMatcher, diff_file, is_binary
+from turnback.diff.textdiff import (
+    DiffLimits,
+    FileDiff,
+    Hunk,
+    _AnchoredMatcher,
+    diff_file,
+    is_binary,
+)
 
 
 def lines(*items: str) -> bytes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from turnback.timeline import Timeline
+from turnback.history.timeline import Timeline
 
 
 # A turn or rescued version carrying an unknown key loads instead of failing every command.

@@ -11,8 +11,8 @@ import pygit2
 import pytest
 
 from conftest import GIT_ENV, git, make_repo, write
-from turnback import fswatch
 from turnback.engine import Engine
+from turnback.snapshot import fswatch
 
 pytestmark = pytest.mark.skipif(
     not fswatch.available(), reason="inotify is off here (not Linux, or TURNBACK_PORTABLE=1)"

@@ -1,3 +1,5 @@
+"""`python -m turnback`: the command line."""
+
 from .cli import main
 
 raise SystemExit(main())

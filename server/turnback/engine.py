@@ -18,10 +18,13 @@ from typing import Any
 
 import pygit2
 
-from . import fswatch, running, turndiff
-from . import rescue as rescued_versions
 from .config import Settings
-from .durability import make_durable
+from .core.durability import make_durable
+from .core.gitpaths import path_is_ignored
+from .core.locking import repository_lock
+from .core.repository import WorkspaceRepo, open_workspace
+from .core.treeops import changed_paths, entry_at
+from .diff import turndiff
 from .errors import (
     Cancelled,
     InvalidParams,
@@ -29,14 +32,9 @@ from .errors import (
     RequestFailed,
     RestoreFailed,
 )
-from .gitpaths import path_is_ignored
-from .hooks.hints import add_agent_hint
-from .journal import Journal
-from .locking import repository_lock
-from .repository import WorkspaceRepo, open_workspace
-from .restore import KeptFile, describe, roll_back
-from .scanner import Progress, Scanner, Snapshot
-from .timeline import (
+from .history import running
+from .history.journal import Journal
+from .history.timeline import (
     ACTIVE,
     MAX_SESSION_LENGTH,
     RECOVERY_KEPT,
@@ -46,9 +44,13 @@ from .timeline import (
     now_rfc3339,
     signature,
 )
-from .treeops import changed_paths, entry_at
-from .undo_redo import RestoreOptions, Restorer
-from .workwriter import WorkWriter, sweep_staging
+from .hooks.hints import add_agent_hint
+from .restore import rescue as rescued_versions
+from .restore.plan import KeptFile, describe, roll_back
+from .restore.undo_redo import RestoreOptions, Restorer
+from .restore.workwriter import WorkWriter, sweep_staging
+from .snapshot import fswatch
+from .snapshot.scanner import Progress, Scanner, Snapshot
 
 CancelCheck = Callable[[], bool]
 

@@ -39,7 +39,7 @@ from reliability_support import (
 
 from conftest import make_repo, tree_state, write
 from turnback.engine import Engine, RestoreOptions
-from turnback.timeline import Timeline, TimelineStore, TurnRecord, now_rfc3339
+from turnback.history.timeline import Timeline, TimelineStore, TurnRecord, now_rfc3339
 
 INTERNAL_ERROR = -32603
 #: Codes a well-behaved server may answer to bad input.

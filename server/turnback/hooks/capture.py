@@ -31,6 +31,6 @@ def capture(cwd: str, params: dict[str, Any]) -> dict[str, Any]:
 def interrupt(cwd: str, session: str, turn: int | str, reason: str) -> bool:
     """Marks the hook's turn interrupted (sealed as the work tree is); False if nothing to do."""
     from ..engine import Engine
-    from ..running import mark_interrupted
+    from ..history.running import mark_interrupted
 
     return mark_interrupted(Engine(cwd), session, turn, reason)

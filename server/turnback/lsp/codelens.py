@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..textdiff import Hunk, diff_file
+from ..diff.textdiff import Hunk, diff_file
 
 UNDO = "turnback.undo"
 REDO = "turnback.redo"

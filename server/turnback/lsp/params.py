@@ -10,8 +10,8 @@ import json
 import os
 from typing import Any
 
+from ..core.gitpaths import is_utf8
 from ..errors import InvalidParams
-from ..gitpaths import is_utf8
 
 
 class Params:

@@ -22,9 +22,9 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
 from ..config import Settings, settings_from_json
+from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
 from ..errors import INTERNAL_ERROR, InvalidParams, NoWorkspace, TurnbackError
-from ..turndiff import relative_path
 from . import codelens
 from .params import Params
 from .progress import Progress

@@ -16,7 +16,7 @@ import os
 import struct
 from collections.abc import Callable
 
-from .native import linux_libc
+from ..core.native import linux_libc
 
 _IN_MODIFY = 0x002
 _IN_ATTRIB = 0x004

@@ -14,8 +14,8 @@ from typing import TypeVar
 
 import pygit2
 
+from ..errors import Busy
 from . import faults
-from .errors import Busy
 
 #: How long a ref lock held by git is waited for: git's own default is 100 ms; gc's
 #: pack-refs on a large repository can take longer.

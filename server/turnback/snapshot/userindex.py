@@ -13,9 +13,9 @@ import os
 
 import pygit2
 
-from .errors import UnsupportedRepository
-from .pygit2_internals import entry_at, entry_path
-from .repository import WorkspaceRepo
+from ..core.pygit2_internals import entry_at, entry_path
+from ..core.repository import WorkspaceRepo
+from ..errors import UnsupportedRepository
 
 GITLINK = 0o160000
 

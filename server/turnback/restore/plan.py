@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from .ondisk import look
-from .treeops import Entry, entry_at, is_dir_in
-from .workwriter import ChangedMeanwhile, UnsafePath, WorkWriter, check_path, under_real_dirs
+from ..core.ondisk import look
+from ..core.treeops import Entry, entry_at, is_dir_in
+from ..core.worktree import UnsafePath, check_path, under_real_dirs
+from .workwriter import ChangedMeanwhile, WorkWriter
 
 MODIFIED = "modified"
 CREATED = "created"

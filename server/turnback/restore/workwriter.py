@@ -27,49 +27,17 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
-from . import faults
-from .durability import Touched
-from .treeops import Entry
-
-
-def under_real_dirs(root: Path | str, path: str) -> bool:
-    """False when a parent of `path` is a symlink or not a directory: nothing of the work
-    tree's is really at that path, and looking there would follow a link."""
-    current = str(root)
-    for part in path.split("/")[:-1]:
-        current = os.path.join(current, part)
-        if os.path.islink(current) or not os.path.isdir(current):
-            return False
-    return True
-
-
-#: lstat fields that change whenever a file is written or replaced.
-Stamp = tuple[int, int, int, int, int]
+from ..core import faults
+from ..core.durability import Touched
+from ..core.treeops import Entry
+from ..core.worktree import Stamp, UnsafePath, check_path, stamp_of, under_real_dirs
 
 #: `expect` default: write without checking what is there.
 UNCHECKED: object = object()
 
 
-def stamp_of(st: os.stat_result) -> Stamp:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-
-
 class ChangedMeanwhile(OSError):
     """The path changed since the caller looked (or is a special file): left alone."""
-
-
-class UnsafePath(ValueError):
-    """A path that must never be written: absolute, with `..`, into `.git`, or with NUL."""
-
-
-def check_path(path: str) -> list[str]:
-    if not path or "\0" in path or path.startswith("/") or (os.sep == "\\" and "\\" in path):
-        raise UnsafePath(path)
-    parts = path.split("/")
-    for part in parts:
-        if part in ("", ".", "..") or part.lower() == ".git":
-            raise UnsafePath(path)
-    return parts
 
 
 class WorkWriter:

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from .errors import RequestFailed
+from ..core.treeops import changed_paths
+from ..errors import RequestFailed
 from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339
-from .treeops import changed_paths
 
 if TYPE_CHECKING:
-    from .engine import Engine
-    from .undo_redo import RestoreOptions
+    from ..engine import Engine
+    from ..restore.undo_redo import RestoreOptions
 
 RUNNING = "running"
 INTERRUPTED = "interrupted"

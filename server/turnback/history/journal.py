@@ -19,9 +19,9 @@ from typing import Any
 
 import pygit2
 
-from .gitrefs import delete_ref, set_ref
+from ..core.gitrefs import delete_ref, set_ref
+from ..core.treeops import Entry
 from .timeline import signature
-from .treeops import Entry
 
 
 @dataclass

@@ -19,9 +19,9 @@ from typing import Any
 
 import pygit2
 
+from ..core.gitrefs import delete_ref, set_ref
+from ..core.repository import WorkspaceRepo
 from . import timeline_objects
-from .gitrefs import delete_ref, set_ref
-from .repository import WorkspaceRepo
 
 ACTIVE = "active"
 UNDONE = "undone"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import Busy
+from ..errors import Busy
 
 #: Long enough for another process's restore of thousands of files, short enough to answer.
 DEFAULT_LOCK_TIMEOUT = 30.0

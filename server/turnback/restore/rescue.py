@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidParams
-from .restore import Step
-from .timeline import REPLACED_BY_RESCUE, RescuedVersion, Timeline
-from .turndiff import relative_path
+from ..diff.turndiff import relative_path
+from ..errors import InvalidParams
+from ..history.timeline import REPLACED_BY_RESCUE, RescuedVersion, Timeline
+from .plan import Step
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from ..engine import Engine
     from .undo_redo import RestoreOptions
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import platformdirs
 import pygit2
 
-from .errors import NoWorkspace
+from ..errors import NoWorkspace
 from .locking import repository_lock
 
 #: Overrides the per-user data directory (tests, portable installs).

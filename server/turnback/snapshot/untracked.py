@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pygit2
 
-from .config import Settings
-from .errors import WorkspaceTooLarge
-from .gitpaths import path_is_ignored
+from ..config import Settings
+from ..core.gitpaths import path_is_ignored
+from ..errors import WorkspaceTooLarge
 
 TOO_LARGE = "tooLarge"
 TOO_MANY_FILES = "tooManyFiles"

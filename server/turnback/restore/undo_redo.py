@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from .durability import make_durable
-from .errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
-from .gitpaths import path_is_ignored
-from .ignore_rules import TreeIgnoreRules
-from .journal import Intent
-from .repository import WorkspaceRepo
-from .restore import Plan, RestoreError, Step, apply_plan, compose, make_plan
-from .scanner import Progress, Snapshot
-from .timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
-from .treeops import is_dir_in
-from .untracked import NESTED_REPOSITORY
+from ..core.durability import make_durable
+from ..core.gitpaths import path_is_ignored
+from ..core.repository import WorkspaceRepo
+from ..core.treeops import is_dir_in
+from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
+from ..history.journal import Intent
+from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
+from ..snapshot.ignore_rules import TreeIgnoreRules
+from ..snapshot.scanner import Progress, Snapshot
+from ..snapshot.untracked import NESTED_REPOSITORY
+from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from ..engine import Engine
 
 
 @dataclass

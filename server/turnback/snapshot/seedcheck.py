@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pygit2
 
-from .pygit2_internals import entry_at, entry_path
+from ..core.pygit2_internals import entry_at, entry_path
 
 #: Index entry flags (git's CE_VALID, and CE_SKIP_WORKTREE in the extended flags).
 ASSUME_UNCHANGED = 0x8000

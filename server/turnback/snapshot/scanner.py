@@ -24,17 +24,18 @@ from dataclasses import dataclass, field
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption
 
-from .config import Settings
-from .errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
-from .gitpaths import path_is_ignored
-from .gitrefs import set_ref
-from .pygit2_internals import attach_repository
-from .rawhash import file_mode, hash_path
-from .repository import WorkspaceRepo
+from ..config import Settings
+from ..core.gitpaths import path_is_ignored
+from ..core.gitrefs import set_ref
+from ..core.pygit2_internals import attach_repository
+from ..core.rawhash import file_mode, hash_path
+from ..core.repository import WorkspaceRepo
+from ..core.specialfiles import SpecialFileWalk
+from ..core.statcache import add_with_stat
+from ..core.treeops import Entry, tree_with
+from ..core.worktree import under_real_dirs
+from ..errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
 from .seedcheck import untrusted_entries
-from .specialfiles import SpecialFileWalk
-from .statcache import add_with_stat
-from .treeops import Entry, tree_with
 from .untracked import (
     IGNORED,
     NESTED_REPOSITORY,
@@ -46,7 +47,6 @@ from .untracked import (
     too_many_files,
 )
 from .userindex import UserIndex
-from .workwriter import under_real_dirs
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners,
 #: and refreshed stat data written back to the private index so the next scan is cheaper.

@@ -13,7 +13,7 @@ from typing import Any
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
-from .errors import InvalidParams
+from ..errors import InvalidParams
 from .textdiff import DiffLimits, diff_file, is_binary
 
 LIMITS = DiffLimits()

@@ -18,7 +18,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from .treeops import Entry
-from .workwriter import Stamp, UnsafePath, check_path, stamp_of, under_real_dirs
+from .worktree import Stamp, UnsafePath, check_path, stamp_of, under_real_dirs
 
 
 @dataclass(frozen=True)

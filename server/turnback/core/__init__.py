@@ -1,0 +1,1 @@
+"""Git and file-system primitives: the repository, paths, trees, refs, locks, durability."""

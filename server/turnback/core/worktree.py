@@ -1,0 +1,43 @@
+"""Work-tree paths: which ones may ever be written, and a stamp that tells a path changed.
+
+The writer, the recovery and the scanner all ask the same questions of a path; the answers
+live here, below all of them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def under_real_dirs(root: Path | str, path: str) -> bool:
+    """False when a parent of `path` is a symlink or not a directory: nothing of the work
+    tree's is really at that path, and looking there would follow a link."""
+    current = str(root)
+    for part in path.split("/")[:-1]:
+        current = os.path.join(current, part)
+        if os.path.islink(current) or not os.path.isdir(current):
+            return False
+    return True
+
+
+#: lstat fields that change whenever a file is written or replaced.
+Stamp = tuple[int, int, int, int, int]
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+class UnsafePath(ValueError):
+    """A path that must never be written: absolute, with `..`, into `.git`, or with NUL."""
+
+
+def check_path(path: str) -> list[str]:
+    if not path or "\0" in path or path.startswith("/") or (os.sep == "\\" and "\\" in path):
+        raise UnsafePath(path)
+    parts = path.split("/")
+    for part in parts:
+        if part in ("", ".", "..") or part.lower() == ".git":
+            raise UnsafePath(path)
+    return parts

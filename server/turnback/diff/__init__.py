@@ -1,0 +1,1 @@
+"""Per-turn diffs computed in memory with difflib."""
