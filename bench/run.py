@@ -711,7 +711,7 @@ class Bench:
                 else:
                     head = git(self.work, "cat-file", "blob", oid)[:40]
                     if '"version"' in head or head.startswith("{"):
-                        kind = "blob (timeline.json)"
+                        kind = "blob (timeline)"
                     else:
                         kind = "blob (other)"
                         unexpected.append(oid)
