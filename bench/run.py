@@ -117,6 +117,8 @@ SERVER_ENV = {
 
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
+from pygls.protocol import LanguageServerProtocol  # noqa: E402
+from pygls.protocol.json_rpc import JsonRPCResponseMessage  # noqa: E402
 
 from turnback.config import Settings  # noqa: E402
 from turnback.engine import Engine, RestoreOptions  # noqa: E402
@@ -793,12 +795,25 @@ class Bench:
         self.restore()
 
 
+class PlainResults(LanguageServerProtocol):
+    """The results of turnback's own methods stay the plain JSON an editor's `JSON.parse`
+    gives. pygls's client turns every object of an untyped result into a namedtuple:
+    108 ms of the 50-file diff's response (425 KB, 10,000 line objects) against 0.6 ms
+    for `json.loads`, a cost of this Python client that no editor pays."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        untyped = data.get("id") is not None and data["id"] not in self._result_types
+        if "jsonrpc" in data and "result" in data and "method" not in data and untyped:
+            return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data["result"])
+        return super().structure_message(data)
+
+
 class Server:
     """`python -m turnback serve` driven by pygls's LanguageClient, as scripts/demo.py does."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.client = LanguageClient("turnback-bench", "1.0")
+        self.client = LanguageClient("turnback-bench", "1.0", protocol_cls=PlainResults)
         self.progress: list[tuple[float, str]] = []
         self.client.feature(types.PROGRESS)(lambda params: self._on_progress(params))
         self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(lambda _p: None)

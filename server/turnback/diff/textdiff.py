@@ -147,7 +147,10 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
     """A SequenceMatcher whose opcodes come from anchors, with difflib on the gaps."""
 
     def __init__(self, a: list[bytes], b: list[bytes]) -> None:
-        super().__init__(None, a, b, autojunk=False)
+        # Not SequenceMatcher.__init__: its index of every line of b (`__chain_b`, a third
+        # of a 2,000-line file's diff) serves find_longest_match, which this never calls.
+        self.isjunk, self.autojunk, self.a, self.b = None, False, a, b
+        self.matching_blocks = self.opcodes = None
         self._codes: list[Opcode] | None = None
 
     def get_opcodes(self) -> list[Opcode]:
@@ -182,7 +185,12 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
                 for ai, bj in anchors:
                     if ai > i or bj > j:
                         self._match(i, ai, j, bj, depth + 1, out)
-                    out.append(("equal", ai, ai + 1, bj, bj + 1))
+                    last = out[-1]
+                    if last[0] == "equal" and last[2] == ai and last[4] == bj:
+                        # The next line of a run of equal ones: grow it (as _merged would).
+                        out[-1] = ("equal", last[1], ai + 1, last[3], bj + 1)
+                    else:
+                        out.append(("equal", ai, ai + 1, bj, bj + 1))
                     i, j = ai + 1, bj + 1
                 self._match(i, a_hi, j, b_hi, depth + 1, out)
             else:
