@@ -802,9 +802,11 @@ class PlainResults(LanguageServerProtocol):
     for `json.loads`, a cost of this Python client that no editor pays."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        untyped = data.get("id") is not None and data["id"] not in self._result_types
-        if "jsonrpc" in data and "result" in data and "method" not in data and untyped:
-            return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data["result"])
+        msg_id = data.get("id")
+        response = "jsonrpc" in data and "result" in data and "method" not in data
+        if response and msg_id is not None and self._result_types.get(msg_id) is None:
+            self._result_types.pop(msg_id, None)  # a method with no LSP result type
+            return JsonRPCResponseMessage(id=msg_id, jsonrpc="2.0", result=data["result"])
         return super().structure_message(data)
 
 
