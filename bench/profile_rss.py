@@ -25,6 +25,7 @@ sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 os.environ["TURNBACK_DATA_DIR"] = tempfile.mkdtemp(prefix="turnback-rss-")
 
+import pygit2  # noqa: E402
 from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
 
 from turnback.engine import Engine  # noqa: E402
@@ -41,13 +42,19 @@ def status() -> dict[str, int]:
     return out
 
 
+_last = [time.perf_counter()]
+
+
 def report(step: str) -> None:
     s = status()
+    cached = pygit2.settings.cached_memory[0] // 2**20
+    took = time.perf_counter() - _last[0]
     print(
-        f"{step:<44} RSS {s['VmRSS']:>4} MiB  anon {s['RssAnon']:>4}  file {s['RssFile']:>4}"
-        f"  HWM {s['VmHWM']:>4}",
+        f"{step:<47} RSS {s['VmRSS']:>4} MiB  anon {s['RssAnon']:>4}  file {s['RssFile']:>4}"
+        f"  HWM {s['VmHWM']:>4}  object cache {cached:>3}  {took:6.1f} s",
         flush=True,
     )
+    _last[0] = time.perf_counter()
 
 
 def main() -> None:
@@ -64,6 +71,10 @@ def main() -> None:
             with open(work / rel, "a") as fh:
                 fh.write(f"# rss edit {tag[0]}\n")
 
+    if os.environ.get("RSS_WINDOW_MIB"):  # try other pack window settings than turnback's
+        pygit2.settings.mwindow_size = int(os.environ["RSS_WINDOW_MIB"]) * 2**20
+        pygit2.settings.mwindow_mapped_limit = int(os.environ["RSS_LIMIT_MIB"]) * 2**20
+    print({k: getattr(pygit2.settings, k) for k in ("mwindow_size", "mwindow_mapped_limit")})
     report("start (imports)")
     engine = Engine(str(work))
     engine.enable_watcher()
