@@ -17,7 +17,7 @@ import platformdirs
 import pygit2
 
 from ..errors import NoWorkspace
-from . import packwindows  # noqa: F401  (on import: libgit2 maps little of the packs)
+from . import memory  # noqa: F401  (on import: libgit2 maps little of the packs)
 from .locking import repository_lock
 
 #: Overrides the per-user data directory (tests, portable installs).

@@ -7,6 +7,7 @@ import sys
 
 from pygls.exceptions import JsonRpcException
 
+from ..core import memory
 from ..errors import INTERNAL_ERROR, InvalidParams
 
 
@@ -59,6 +60,7 @@ def _serve(tcp: str | None, log_file: str | None) -> int:
             "log-file", f"cannot be written ({error.strerror}): {log_file}"
         ) from None
     quiet_expected_errors()
+    memory.limit_arenas()  # before the server's pool threads exist
     from .server import server
     from .transport import start_io, start_tcp
 
