@@ -32,8 +32,8 @@ test-python: $(STAMP)
 # The engine and LSP suites again on the paths macOS and Windows take (no inotify, no syncfs).
 test-portable: $(STAMP)
 	TURNBACK_PORTABLE=1 $(PY) -m pytest -q -p no:cacheprovider \
-		--ignore=tests/reliability --ignore=tests/test_wheel.py --ignore=tests/test_neovim.py \
-		--ignore=tests/agents
+		--ignore=tests/reliability --ignore=tests/agents \
+		--ignore=tests/wire/test_wheel.py --ignore=tests/wire/test_neovim.py
 
 # The real agents (Claude Code, Codex, Gemini CLI, OpenCode) tests/agents/ drives; `make test`
 # runs those tests whenever they are installed.

@@ -68,17 +68,19 @@ WORDS = (  # noqa: SIM905 - one readable string
 ).split()
 
 
-def git(cwd: Path, *args: str, capture: bool = False) -> str:
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+    """The git CLI in `cwd` with no automatic gc; its output, or an error naming the command."""
     done = subprocess.run(
         ["git", "-c", "gc.auto=0", *args],
         cwd=cwd,
-        env=GIT_ENV,
-        check=True,
-        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        env=env or GIT_ENV,
+        capture_output=True,
         text=True,
+        check=False,
     )
-    return done.stdout if capture else ""
+    if check and done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
 
 
 def vocabulary(rng: random.Random, n: int = 4000) -> list[str]:
@@ -220,7 +222,7 @@ def generate(size: int, seed: int, dest: Path) -> dict:
     time.sleep(1.2)
     git(dest, "update-index", "-q", "--really-refresh")
     stats["directories"] = len(dirs) + len(parents)
-    stats["head"] = git(dest, "rev-parse", "HEAD", capture=True).strip()
+    stats["head"] = git(dest, "rev-parse", "HEAD").strip()
     return stats
 
 

@@ -56,6 +56,7 @@ sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 from dirty_undo import UNDO_FILES, dirty_undo_block  # noqa: E402
 from generate import GIT_ENV as _GENERATOR_GIT_ENV  # noqa: E402
 from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
+from generate import git as generated_git  # noqa: E402
 from git_storage import GitCommitPerTurn  # noqa: E402
 from hook import HOOK_CHANGED, hook_block  # noqa: E402
 from real_tree import c_sources, edit_c_file, linux_repo  # noqa: E402
@@ -122,6 +123,7 @@ from pygls.protocol.json_rpc import JsonRPCResponseMessage  # noqa: E402
 
 from turnback.config import Settings  # noqa: E402
 from turnback.engine import Engine, RestoreOptions  # noqa: E402
+from turnback.lsp.pygls_internals import server_process  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -157,17 +159,8 @@ def summary(samples: list[float]) -> dict[str, float]:
 
 
 def git(cwd: Path, *args: str, env: dict | None = None, check: bool = True) -> str:
-    done = subprocess.run(
-        ["git", "-c", "gc.auto=0", *args],
-        cwd=cwd,
-        env=env or GIT_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if check and done.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
-    return done.stdout
+    """The generator's git CLI, with the baselines' environment unless told otherwise."""
+    return generated_git(cwd, *args, env=env or GIT_ENV, check=check)
 
 
 def git_blob_id(data: bytes) -> str:
@@ -842,7 +835,7 @@ class Server:
     async def __aenter__(self) -> Server:
         start = time.perf_counter()
         await self.client.start_io(sys.executable, "-m", "turnback", "serve", env=SERVER_ENV)
-        self.pid = self.client._server.pid  # type: ignore[union-attr]
+        self.pid = server_process(self.client).pid
         await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(

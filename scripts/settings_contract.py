@@ -3,7 +3,7 @@
 The server's `Settings` dataclass is the one source; this script derives protocol.md's
 settings table, the extension's `contributes.configuration` entries and the extension's
 list of keys it forwards to the server. `make test` runs it with `--check` (through
-tests/test_settings_contract.py), so the lists cannot drift.
+tests/unit/test_settings_contract.py), so the lists cannot drift.
 
 Usage: python scripts/settings_contract.py [--check]
 """

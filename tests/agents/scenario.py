@@ -19,7 +19,7 @@ from typing import Any
 from scripted_model import EditFile, ScriptedModel, Shell, Turn, WriteFile
 
 from agents import Agent, make_agent
-from conftest import git
+from helpers import git
 
 TURNBACK = Path(sys.executable).parent / "turnback"
 

@@ -1,7 +1,7 @@
 """Helpers shared by the reliability tests (model-based, concurrency, hostile input).
 
-Not a conftest: tests/conftest.py is imported as `conftest` by every test module, and a
-second conftest.py here would shadow it. The helpers below build on conftest's.
+Not in tests/helpers: only the reliability tests (and tests/wire/test_lifecycle.py's raw
+server) use them. The helpers below build on tests/helpers.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, settings
 from pygit2.enums import FileMode
 from pygls.exceptions import JsonRpcException
 
-from conftest import SERVER_CONFIG, git, open_session
+from helpers import SERVER_CONFIG, git, open_session
 
 # ---- hypothesis profiles -----------------------------------------------------------------
 
@@ -151,7 +151,7 @@ def user_git_state(repo_root: Path) -> dict[str, Any]:
 
 
 def tree_files(repo: pygit2.Repository, tree: pygit2.Tree | None, prefix: str = "") -> State:
-    """A git tree as conftest.tree_state describes a work tree (files and symlinks only)."""
+    """A git tree as helpers.tree_state describes a work tree (files and symlinks only)."""
     out: State = {}
     if tree is None:
         return out
@@ -168,7 +168,7 @@ def tree_files(repo: pygit2.Repository, tree: pygit2.Tree | None, prefix: str = 
 
 def fsck_problems(repo_root: Path) -> list[str]:
     """`git fsck --full` lines that are not mere dangling objects (those are normal)."""
-    from conftest import git_run
+    from helpers import git_run
 
     done = git_run(repo_root, "fsck", "--full", "--no-progress")
     lines = [
@@ -295,7 +295,7 @@ class RawServer:
         import subprocess
         import sys
 
-        from conftest import SERVER_ENV
+        from helpers import SERVER_ENV
 
         self.root = root
         self.proc = subprocess.Popen(

@@ -35,8 +35,8 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 from reliability_support import fsck_problems, plain, record_figures, scaled
 
-from conftest import git, make_repo, run_cli, start_server, write
-from conftest import request as rpc
+from helpers import git, make_repo, run_cli, start_server, write
+from helpers import request as rpc
 from turnback.engine import Engine
 
 DURATION = scaled(20, 120)
@@ -228,7 +228,7 @@ def git_user(repo: Path, deadline: float, seed: int, user: UserGit) -> None:
     rng = random.Random(seed)
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        from conftest import GIT_ENV
+        from helpers import GIT_ENV
 
         user.commands += 1
         return subprocess.run(

@@ -37,7 +37,7 @@ from reliability_support import (
     scaled,
 )
 
-from conftest import make_repo, tree_state, write
+from helpers import make_repo, tree_state, write
 from turnback.engine import Engine, RestoreOptions
 from turnback.history.timeline import Timeline, TimelineStore, TurnRecord, now_rfc3339
 

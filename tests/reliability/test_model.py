@@ -28,7 +28,7 @@ and checks every step against a model of what the user must see:
   agrees with the files.
 
 The model is deliberately small: a work tree is a dict path -> ("file", bytes, exec) or
-("link", target), as conftest.tree_state reads it.
+("link", target), as helpers.tree_state reads it.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from reliability_support import (
     tree_files,
 )
 
-from conftest import SERVER_ENV, make_repo, tree_state
+from helpers import SERVER_ENV, make_repo, tree_state
 from turnback.engine import Engine, RestoreOptions
 from turnback.errors import INTERNAL_ERROR, TurnbackError
 

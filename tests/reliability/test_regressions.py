@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_repo, tree_state, write
+from helpers import make_repo, tree_state, write
 from turnback.engine import Engine, RestoreOptions
 from turnback.errors import INTERNAL_ERROR, TurnbackError
 

@@ -1,14 +1,15 @@
 """Making a restore's writes durable before it is declared done.
 
-Git objects and refs are fsynced by libgit2 (enabled on import of this
-module). Work-tree files are written by rename without an fsync at write
-time; the writer records what it changed (`Touched`), and `make_durable`
-fsyncs exactly those files and the directories whose entries changed
-(renames, creates, deletes) before the timeline's commit point. So a power
-loss can never leave a committed restore whose files are still only in the
-page cache, and the cost follows the files the restore wrote, never the
-unrelated data other programs left dirty in the same file system (a flush of
-the whole file system, `syncfs`, waited for an agent's build output too).
+Git objects and refs are fsynced by libgit2 (`enable_git_fsync`, which
+`open_workspace` calls before any repository is used). Work-tree files are
+written by rename without an fsync at write time; the writer records what it
+changed (`Touched`), and `make_durable` fsyncs exactly those files and the
+directories whose entries changed (renames, creates, deletes) before the
+timeline's commit point. So a power loss can never leave a committed restore
+whose files are still only in the page cache, and the cost follows the files
+the restore wrote, never the unrelated data other programs left dirty in the
+same file system (a flush of the whole file system, `syncfs`, waited for an
+agent's build output too).
 This is also the portable path: Windows cannot fsync a directory, so
 directories are skipped there; macOS gets `F_FULLFSYNC`, its real flush.
 """
@@ -24,9 +25,16 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import Option
 
-pygit2.option(Option.ENABLE_FSYNC_GITDIR, True)
-
 _WINDOWS = os.name == "nt"
+_git_fsync_enabled = False
+
+
+def enable_git_fsync() -> None:
+    """Makes libgit2 fsync every object, pack and ref it writes (process-wide, once)."""
+    global _git_fsync_enabled
+    if not _git_fsync_enabled:
+        pygit2.option(Option.ENABLE_FSYNC_GITDIR, True)
+        _git_fsync_enabled = True
 
 
 @dataclass

@@ -4,7 +4,8 @@
 staged file, file write or ref update, so tests can stop an operation at every
 point where the disk changes and check that the next process recovers a whole
 state.
-Unset (the default) it costs one comparison per step.
+Unset (the default) it costs one comparison per step. The variable is read at
+the first step, not at import, so importing this module does nothing.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import os
 import signal
 
 FAULT_ENV = "TURNBACK_FAULT_AFTER"
-_limit = int(os.environ.get(FAULT_ENV) or 0)
+_limit: int | None = None  # read once, at the first step
 _steps = 0
 
 
 def step(_what: str) -> None:
     """Marks a durable step (a file staged or written, or a ref updated)."""
-    global _steps
+    global _limit, _steps
+    if _limit is None:
+        _limit = int(os.environ.get(FAULT_ENV) or 0)
     if not _limit:
         return
     _steps += 1

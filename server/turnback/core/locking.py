@@ -2,8 +2,14 @@
 
 An OS lock on an open file (flock on POSIX, msvcrt.locking on Windows) dies with its
 process, so a crash never leaves a stale lock behind; a lock *file* that merely exists
-(what portable "soft" locks do) would. A threading lock in front of it serialises the
-threads of one process, since flock locks belong to the open file, shared by its threads.
+(what portable "soft" locks do) would. flock locks belong to the open file description and
+every call opens the lock file anew, so threads exclude each other through it as processes
+do; the threading lock in front makes a process's own threads wait on each other by blocking
+instead of retrying the file every 20 ms, and gives them the same timeout.
+
+filelock (4.2, evaluated) takes the same OS locks but falls back to a soft lock on file
+systems without flock and would add a dependency to the wheel the VS Code extension
+carries; these few lines are all turnback needs, so they stay.
 """
 
 from __future__ import annotations

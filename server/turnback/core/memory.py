@@ -34,7 +34,8 @@ SERVER_ARENAS = 2
 
 
 def bound_pack_windows() -> None:
-    """Applies the limits to the process's libgit2 (global settings; idempotent)."""
+    """Applies the limits to the process's libgit2 (global settings; idempotent):
+    `open_workspace` calls it before turnback reads any pack."""
     if pygit2.settings.mwindow_size != WINDOW:
         pygit2.settings.mwindow_size = WINDOW
     if pygit2.settings.mwindow_mapped_limit != MAPPED_LIMIT:
@@ -57,6 +58,3 @@ def limit_arenas() -> None:
     libc = _glibc()
     if libc is not None:
         libc.mallopt(_M_ARENA_MAX, SERVER_ARENAS)
-
-
-bound_pack_windows()

@@ -1,4 +1,4 @@
-"""Every use of pygit2's private parts, in one place (checked by tests/test_private_apis.py).
+"""Every use of pygit2's private parts, in one place (checked by tests/unit/test_private_apis.py).
 
 The public Index API cannot add an entry with its stat data (so every later scan would
 rehash the file), read an entry's flags (skip-worktree, assume-unchanged) or its path by

@@ -16,6 +16,8 @@ import os
 import threading
 from collections.abc import Iterable
 
+from .worktree import holds_repository
+
 
 class SpecialFileWalk:
     """One background walk; `result()` waits for it and returns the paths it found."""
@@ -40,9 +42,7 @@ class SpecialFileWalk:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in self._excluded and not os.path.lexists(
-                            os.path.join(entry.path, ".git")
-                        ):
+                        if entry.name not in self._excluded and not holds_repository(entry.path):
                             stack.append(rel)
                     elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
                         self._found.append(rel)

@@ -10,6 +10,15 @@ import os
 from pathlib import Path
 
 
+def holds_repository(folder: Path | str) -> bool:
+    """Whether `folder` is a repository of its own (nested, or a submodule's checkout).
+
+    Its `.git` may be a directory, a gitlink file or a symlink, even a dangling one: any of
+    them makes git treat the folder as another repository's, so turnback leaves it alone.
+    """
+    return os.path.lexists(os.path.join(folder, ".git"))
+
+
 def under_real_dirs(root: Path | str, path: str) -> bool:
     """False when a parent of `path` is a symlink or not a directory: nothing of the work
     tree's is really at that path, and looking there would follow a link."""

@@ -107,10 +107,10 @@ class Daemon:
 
     async def serve(self, idle: float | None) -> int:
         from ..lsp.main import quiet_expected_errors
-        from ..lsp.server import server
+        from ..lsp.server import create_server
 
         quiet_expected_errors()
-        self.server = server
+        self.server = server = create_server()
         engine = await self._initialize()
         if engine is None:
             return 1

@@ -61,9 +61,10 @@ def _serve(tcp: str | None, log_file: str | None) -> int:
         ) from None
     quiet_expected_errors()
     memory.limit_arenas()  # before the server's pool threads exist
-    from .server import server
+    from .server import create_server
     from .transport import start_io, start_tcp
 
+    server = create_server()
     if address:
         start_tcp(server, *address)
         return 0

@@ -1,7 +1,11 @@
 """Reads raw JSON params field by field; every problem names its field.
 
 Handlers never structure params into typed classes, so a malformed request
-always gets InvalidParams (-32602) with a message instead of a hang.
+always gets InvalidParams (-32602) with a message instead of a hang. This
+checks only what the LSP front needs itself (the workspace, progress tokens,
+restore options, code-lens arguments) and what JSON can carry but a name
+cannot (lone surrogates); `value` hands everything else to the engine as sent,
+and the engine checks it (the CLI's calls go through the same checks).
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ class Params:
 
     def _get(self, name: str) -> Any:
         return self.raw.get(name)
+
+    def value(self, name: str, default: Any = None) -> Any:
+        """The value as sent (`default` when absent or null), for the engine to check."""
+        value = self._get(name)
+        return default if value is None else value
 
     def string(self, name: str) -> str | None:
         value = self._get(name)
@@ -99,12 +108,4 @@ class Params:
         value = self._get("workDoneToken")
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, str))):
             raise InvalidParams("workDoneToken", "must be a string or an integer")
-        return value
-
-    def turn(self) -> int | str | None:
-        value = self._get("turn")
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise InvalidParams("turn", "must be a turn number or a turn id")
         return value

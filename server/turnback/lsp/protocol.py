@@ -29,15 +29,17 @@ from pygls.exceptions import (
     JsonRpcInvalidRequest,
     JsonRpcServerNotInitialized,
 )
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+
+from .pygls_internals import CancelHook, mark_shut_down, request_finished, send_error
 
 logger = logging.getLogger(__name__)
 
 CUSTOM_PREFIX = "snapshot/"
 
 
-class TurnbackProtocol(LanguageServerProtocol):
+class TurnbackProtocol(CancelHook):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.cancelled_ids: set[Any] = set()
@@ -61,7 +63,7 @@ class TurnbackProtocol(LanguageServerProtocol):
 
     def _reject(self, msg_id: Any, why: str) -> None:
         logger.warning("Invalid request: %s", why)
-        self._send_response(msg_id, None, JsonRpcInvalidRequest(message=why).to_response_error())
+        send_error(self, msg_id, JsonRpcInvalidRequest(message=why))
 
     def _structure(self, data: dict[str, Any]) -> Any:
         msg_id = data.get("id")
@@ -98,7 +100,7 @@ class TurnbackProtocol(LanguageServerProtocol):
                     message = f"Could not read the {method} request"
                 logger.warning("%s: %r", message, data.get("params"))
                 reply = error.__class__(message=message)
-                self._send_response(msg_id, None, reply.to_response_error())
+                send_error(self, msg_id, reply)
             return None
         if "id" in data and method == types.INITIALIZE:
             self.initialize_received = True  # only once its params were readable
@@ -127,7 +129,7 @@ class TurnbackProtocol(LanguageServerProtocol):
             return True
         if is_request:
             logger.warning("Refused: %s", refusal.message)
-            self._send_response(msg_id, None, refusal.to_response_error())
+            send_error(self, msg_id, refusal)
         return False
 
     @lsp_method(types.EXIT)
@@ -137,13 +139,13 @@ class TurnbackProtocol(LanguageServerProtocol):
         pygls decides on a flag its shutdown handler sets at the end; a client that sends
         `exit` right behind `shutdown` would otherwise get code 1.
         """
-        self._shutdown = self._shutdown or self.shutdown_received
+        if self.shutdown_received:
+            mark_shut_down(self)
         yield from super().lsp_exit(*args)
 
-    def _handle_cancel_notification(self, msg_id: Any) -> None:
+    def cancel_requested(self, msg_id: Any) -> None:
         self.cancelled_ids.add(msg_id)
-        future = self._request_futures.get(msg_id)
-        if future is not None and future.done():
+        if request_finished(self, msg_id):
             self.cancelled_ids.discard(msg_id)
 
     def is_cancelled(self, msg_id: Any) -> bool:

@@ -53,7 +53,7 @@ class TurnbackServer(LanguageServer):
         self._engines_lock = threading.Lock()
         #: Document versions as opened or last saved: a later version holds edits.
         self.clean_versions: dict[str, int | None] = {}
-        self.watcher = TimelineWatcher(self)
+        self.watcher = TimelineWatcher(lambda: list(self.engines.values()), self.timeline_changed)
 
     # ---- workspace and settings ----------------------------------------------------------
 
@@ -147,6 +147,27 @@ class TurnbackServer(LanguageServer):
                 dirty.add(Path(path).relative_to(root).as_posix())
         return frozenset(dirty)
 
+    # ---- telling the client ------------------------------------------------------------
+
+    def timeline_changed(self, engine: Engine, sessions: list[str]) -> None:
+        """One `snapshot/didChange` per changed session, then fresh code lenses."""
+        for session in sessions:
+            self.protocol.notify(
+                "snapshot/didChange", {"workspace": self.workspace_uri(engine), "session": session}
+            )
+        self.refresh_lenses()
+
+    def refresh_lenses(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            asyncio.get_running_loop().create_task(self._refresh_lenses())
+
+    async def _refresh_lenses(self) -> None:
+        try:
+            await self.workspace_code_lens_refresh_async(None)
+        except Exception as error:  # an old client may not support it
+            logger.debug("codeLens/refresh failed: %s", error)
+
     # ---- running requests ----------------------------------------------------------------
 
     async def run(
@@ -204,12 +225,40 @@ class TurnbackServer(LanguageServer):
                 self.watcher.check_soon()
 
 
-server = TurnbackServer()
+#: Handlers by LSP method and by command name, registered on each server `create_server` makes.
+_FEATURES: list[tuple[str, Callable[..., Any]]] = []
+_COMMANDS: list[tuple[str, Callable[..., Any]]] = []
+
+
+def feature(method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(handler: Callable[..., Any]) -> Callable[..., Any]:
+        _FEATURES.append((method, handler))
+        return handler
+
+    return register
+
+
+def command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(handler: Callable[..., Any]) -> Callable[..., Any]:
+        _COMMANDS.append((name, handler))
+        return handler
+
+    return register
+
+
+def create_server() -> TurnbackServer:
+    """A new server with every handler registered (`turnback serve`, the daemon, tests)."""
+    server = TurnbackServer()
+    for method, handler in _FEATURES:
+        server.feature(method)(handler)
+    for name, handler in _COMMANDS:
+        server.command(name)(handler)
+    return server
 
 
 def _restore_options(params: Params, dirty: frozenset[str]) -> RestoreOptions:
     return RestoreOptions(
-        turn=params.turn(),
+        turn=params.value("turn"),
         count=params.integer("count", minimum=1) or 1,
         force=params.boolean("force"),
         dry_run=params.boolean("dryRun"),
@@ -220,23 +269,23 @@ def _restore_options(params: Params, dirty: frozenset[str]) -> RestoreOptions:
 # ---- custom requests ---------------------------------------------------------------------
 
 
-@server.feature("snapshot/capture")
+@feature("snapshot/capture")
 async def capture(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, cancelled: Callable[[], bool], progress: Progress | None):
         return engine.capture(
             session=p.string("session"),
             label=p.string("label"),
-            phase=p.choice("phase", ("before", "after"), "before"),
+            phase=p.value("phase", "before"),
             metadata=p.metadata(),
             progress=progress.report if progress else None,
             cancelled=cancelled,
-            turn=p.turn(),
+            turn=p.value("turn"),
         )
 
     return await ls.run(raw, work, progress_title="turnback: capturing", changes_timeline=True)
 
 
-@server.feature("snapshot/undo")
+@feature("snapshot/undo")
 async def undo(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, _cancelled: Any, progress: Progress | None):
         options = _restore_options(p, ls.dirty_paths(engine))
@@ -245,7 +294,7 @@ async def undo(ls: TurnbackServer, raw: Any) -> Any:
     return await ls.run(raw, work, changes_timeline=True)
 
 
-@server.feature("snapshot/redo")
+@feature("snapshot/redo")
 async def redo(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, _cancelled: Any, progress: Progress | None):
         options = _restore_options(p, ls.dirty_paths(engine))
@@ -254,42 +303,37 @@ async def redo(ls: TurnbackServer, raw: Any) -> Any:
     return await ls.run(raw, work, changes_timeline=True)
 
 
-@server.feature("snapshot/rescue")
+@feature("snapshot/rescue")
 async def rescue(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
         options = RestoreOptions(
             force=p.boolean("force"), dry_run=p.boolean("dryRun"), dirty=ls.dirty_paths(engine)
         )
-        return engine.rescue(p.string("session"), p.string("id"), p.paths("paths"), options)
+        return engine.rescue(p.string("session"), p.value("id"), p.paths("paths"), options)
 
     return await ls.run(raw, work, changes_timeline=True)
 
 
-@server.feature("snapshot/list")
+@feature("snapshot/list")
 async def list_turns(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        return engine.list(
-            p.string("session"), p.integer("limit", minimum=1), p.boolean("includeFiles")
-        )
+        return engine.list(p.string("session"), p.value("limit"), p.boolean("includeFiles"))
 
     return await ls.run(raw, work)
 
 
-@server.feature("snapshot/diff")
+@feature("snapshot/diff")
 async def diff(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        context = p.integer("context", minimum=0)
-        return engine.diff(
-            p.string("session"), p.turn(), p.path(), 3 if context is None else context
-        )
+        return engine.diff(p.string("session"), p.value("turn"), p.path(), p.value("context", 3))
 
     return await ls.run(raw, work)
 
 
-@server.feature("snapshot/fileContent")
+@feature("snapshot/fileContent")
 async def file_content(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
-        turn = p.turn()
+        turn = p.value("turn")
         path = p.path()
         if turn is None:
             raise InvalidParams("turn", "is required")
@@ -301,14 +345,14 @@ async def file_content(ls: TurnbackServer, raw: Any) -> Any:
     return await ls.run(raw, work)
 
 
-@server.feature("snapshot/prune")
+@feature("snapshot/prune")
 async def prune(ls: TurnbackServer, raw: Any) -> Any:
     def work(engine: Engine, p: Params, *_: Any):
         return engine.prune(
             p.string("session"),
-            p.integer("keep", minimum=0),
-            p.string("olderThan"),
-            p.boolean("rescued"),
+            p.value("keep"),
+            p.value("olderThan"),
+            p.value("rescued", False),
         )
 
     return await ls.run(raw, work, changes_timeline=True)
@@ -317,12 +361,12 @@ async def prune(ls: TurnbackServer, raw: Any) -> Any:
 # ---- lifecycle, settings, code lenses, commands ------------------------------------------
 
 
-@server.feature(types.INITIALIZE)
+@feature(types.INITIALIZE)
 def on_initialize(ls: TurnbackServer, params: types.InitializeParams) -> None:
     ls.apply_settings(params.initialization_options)
 
 
-@server.feature(types.INITIALIZED)
+@feature(types.INITIALIZED)
 async def on_initialized(ls: TurnbackServer, _params: types.InitializedParams) -> None:
     await ls.fetch_configuration()
     # Watch every folder from the start: a CLI capture must reach a client that only waits.
@@ -334,38 +378,38 @@ async def on_initialized(ls: TurnbackServer, _params: types.InitializedParams) -
     ls.watcher.start()
 
 
-@server.feature(types.SHUTDOWN)
+@feature(types.SHUTDOWN)
 async def on_shutdown(ls: TurnbackServer, _params: None) -> None:
     for engine in list(ls.engines.values()):
         await asyncio.to_thread(engine.close)
 
 
-@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+@feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def on_configuration(ls: TurnbackServer, params: types.DidChangeConfigurationParams) -> None:
     if params.settings:
         ls.apply_settings(params.settings)
     await ls.fetch_configuration()
-    ls.watcher.refresh_lenses()
+    ls.refresh_lenses()
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@feature(types.TEXT_DOCUMENT_DID_OPEN)
 def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.clean_versions[params.text_document.uri] = params.text_document.version
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+@feature(types.TEXT_DOCUMENT_DID_SAVE)
 def on_save(ls: TurnbackServer, params: types.DidSaveTextDocumentParams) -> None:
     document = ls.workspace.text_documents.get(params.text_document.uri)
     if document is not None:
         ls.clean_versions[params.text_document.uri] = document.version
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+@feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: TurnbackServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.clean_versions.pop(params.text_document.uri, None)
 
 
-@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+@feature(types.TEXT_DOCUMENT_CODE_LENS)
 async def code_lens(ls: TurnbackServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     if not ls.settings.code_lens:
         return []
@@ -396,27 +440,27 @@ def _command_params(args: Any) -> Any:
     return None
 
 
-@server.command(codelens.UNDO)
+@command(codelens.UNDO)
 async def undo_command(ls: TurnbackServer, *args: Any) -> Any:
     return await undo(ls, _command_params(list(args)))
 
 
-@server.command(codelens.REDO)
+@command(codelens.REDO)
 async def redo_command(ls: TurnbackServer, *args: Any) -> Any:
     return await redo(ls, _command_params(list(args)))
 
 
-@server.command(codelens.CAPTURE)
+@command(codelens.CAPTURE)
 async def capture_command(ls: TurnbackServer, *args: Any) -> Any:
     return await capture(ls, _command_params(list(args)))
 
 
-@server.command(codelens.SHOW_DIFF)
+@command(codelens.SHOW_DIFF)
 async def show_diff_command(ls: TurnbackServer, *args: Any) -> Any:
     return await diff(ls, _command_params(list(args)))
 
 
-@server.command(codelens.REVERT_HUNK)
+@command(codelens.REVERT_HUNK)
 async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
     raw = _command_params(list(args))
 

@@ -22,6 +22,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .framing import PARSE_ERROR, FrameError, FrameParser
+from .pygls_internals import keep_tcp_server, new_stop_event, send_error
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def _reply_error(server: LanguageServer, code: int, message: str) -> None:
     logger.warning("Unreadable message: %s", message)
     cls = JsonRpcParseError if code == PARSE_ERROR else JsonRpcInvalidRequest
     error = cls(message=f"{cls.MESSAGE}: {message}")
-    server.protocol._send_response(None, None, error.to_response_error())
+    send_error(server.protocol, None, error)
 
 
 def start_io(server: LanguageServer) -> int:
@@ -71,7 +72,7 @@ def start_io(server: LanguageServer) -> int:
     `exit` ends the server with SystemExit: code 0 after `shutdown`, 1 without (as LSP
     says), which pygls's own loop swallowed.
     """
-    server._stop_event = stop = threading.Event()
+    stop = new_stop_event(server)
     stdin = sys.stdin.buffer
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
 
@@ -97,7 +98,7 @@ def start_io(server: LanguageServer) -> int:
 
 def start_tcp(server: LanguageServer, host: str, port: int) -> None:
     """pygls's `start_tcp` with turnback's reader."""
-    server._stop_event = stop = threading.Event()
+    stop = new_stop_event(server)
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server.protocol.set_writer(writer)  # type: ignore[arg-type]
@@ -105,9 +106,10 @@ def start_tcp(server: LanguageServer, host: str, port: int) -> None:
         server.shutdown()
 
     async def listen() -> Any:
-        server._server = await asyncio.start_server(connection, host, port)
-        async with server._server:
-            await server._server.serve_forever()
+        tcp = await asyncio.start_server(connection, host, port)
+        keep_tcp_server(server, tcp)
+        async with tcp:
+            await tcp.serve_forever()
 
     try:
         asyncio.run(listen())

@@ -1,9 +1,10 @@
-"""Notices timeline changes made by any process and tells the client.
+"""Notices timeline changes made by any process and says which sessions changed.
 
 Every timeline write touches a small generation file in the work tree's
 private state directory; polling its stat is cheap, and comparing the
-sessions' update times says which sessions changed, so the client gets one
-`snapshot/didChange` per changed session and fresh code lenses.
+sessions' update times says which sessions changed. The watcher knows nothing
+of the server: it asks `engines()` what to poll and calls `on_change(engine,
+sessions)`, which the server turns into `snapshot/didChange` and fresh code lenses.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..engine import Engine
-
 if TYPE_CHECKING:
-    from .server import TurnbackServer
+    from ..engine import Engine
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +25,13 @@ POLL_SECONDS = 0.5
 
 
 class TimelineWatcher:
-    def __init__(self, ls: TurnbackServer) -> None:
-        self.ls = ls
+    def __init__(
+        self,
+        engines: Callable[[], Iterable[Engine]],
+        on_change: Callable[[Engine, list[str]], None],
+    ) -> None:
+        self.engines = engines
+        self.on_change = on_change
         self.known: dict[str, tuple[int, dict[str, str]]] = {}
         self._task: asyncio.Task[Any] | None = None
         self._wake: asyncio.Event | None = None
@@ -57,7 +62,7 @@ class TimelineWatcher:
                 logger.exception("timeline watcher")
 
     async def _check(self) -> None:
-        for engine in list(self.ls.engines.values()):
+        for engine in list(self.engines()):
             key = str(engine.ws.root)
             generation = engine.store.generation()
             previous_generation, previous = self.known.get(key, (0, {}))
@@ -68,21 +73,5 @@ class TimelineWatcher:
             changed = [
                 s for s in current.keys() | previous.keys() if current.get(s) != previous.get(s)
             ]
-            for session in sorted(changed):
-                self.ls.protocol.notify(
-                    "snapshot/didChange",
-                    {"workspace": self.ls.workspace_uri(engine), "session": session},
-                )
             if changed:
-                self.refresh_lenses()
-
-    def refresh_lenses(self) -> None:
-        caps = self.ls.client_capabilities.workspace
-        if caps and caps.code_lens and caps.code_lens.refresh_support:
-            asyncio.get_running_loop().create_task(self._refresh())
-
-    async def _refresh(self) -> None:
-        try:
-            await self.ls.workspace_code_lens_refresh_async(None)
-        except Exception as error:  # an old client may not support it
-            logger.debug("codeLens/refresh failed: %s", error)
+                self.on_change(engine, sorted(changed))

@@ -3,6 +3,11 @@
 Undo must never overwrite or delete a path that was ignored under the *snapshot's* rules (an
 agent turn may have edited .gitignore since), but libgit2 only evaluates the live work tree's
 rules. So this module re-implements git's ignore semantics over the blobs of a tree object.
+
+pathspec (1.1, evaluated against `git check-ignore`) would replace only the pattern
+translation and gets git's quirks wrong: POSIX classes (`[[:alpha:]]`) never match, `c**/x`
+misses `cab/d/x`, a reversed range (`[z-a]`) or a trailing backslash raises instead of being
+taken as git takes it. The translation below matches git on each (tests/unit/test_ignore_rules.py).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import pygit2
 
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
+from ..core.worktree import holds_repository
 from ..errors import WorkspaceTooLarge
 
 TOO_LARGE = "tooLarge"
@@ -97,9 +98,6 @@ class UntrackedPolicy:
                 return depth
         return None
 
-    def _is_repository(self, rel_dir: str) -> bool:
-        return os.path.lexists(self.root / rel_dir / ".git")
-
     def dir_verdict(self, rel_dir: str) -> Skipped | None:
         """Verdict for an untracked directory, from its own name and its ancestors'."""
         if rel_dir in self._dir_verdicts:
@@ -111,7 +109,7 @@ class UntrackedPolicy:
         if verdict is None and (self.plain_folder or not self.tracked_dir(rel_dir)):
             if parts[-1] in self._excluded:
                 verdict = Skipped(rel_dir, EXCLUDED_DIRECTORY)
-            elif self._is_repository(rel_dir):
+            elif holds_repository(self.root / rel_dir):
                 reason = SUBMODULE if self.is_submodule(rel_dir) else NESTED_REPOSITORY
                 verdict = Skipped(rel_dir, reason)
             elif not self.plain_folder:
@@ -189,7 +187,7 @@ class UntrackedPolicy:
                     if (
                         entry.name not in self._excluded
                         and not self.ignored(rel + "/")
-                        and not os.path.lexists(self.root / rel / ".git")
+                        and not holds_repository(self.root / rel)
                     ):
                         stack.append(rel)
                 elif not self.ignored(rel):

@@ -15,6 +15,7 @@ import pygit2
 
 from ..core.pygit2_internals import entry_at, entry_path
 from ..core.repository import WorkspaceRepo
+from ..core.worktree import holds_repository
 from ..errors import UnsupportedRepository
 
 GITLINK = 0o160000
@@ -82,7 +83,7 @@ class UserIndex:
                 except (pygit2.GitError, ValueError):
                     paths = set()
                 self._submodules = sorted(p for p in paths if self.is_submodule(p))
-        return [p for p in self._submodules if os.path.lexists(self.ws.root / p / ".git")]
+        return [p for p in self._submodules if holds_repository(self.ws.root / p)]
 
     def tracks_dir(self, rel_dir: str) -> bool:
         return self.index is not None and _has_entry_under(self.index, os.fsencode(rel_dir) + b"/")

@@ -1,0 +1,88 @@
+"""Every use of pygls's private parts, in one place (checked by tests/unit/test_private_apis.py).
+
+pygls has no public way to answer a message it could not structure (a bad id, a refused
+lifecycle step, a broken frame), to see whether a request has finished, to hear a
+`$/cancelRequest` without its task being killed, to exit 0 when `exit` follows `shutdown`
+at once, or to run its stop and shutdown logic around a reader of our own (lsp/transport.py).
+These go through `_send_response`, `_request_futures`, `_handle_cancel_notification`,
+`_shutdown`, `_stop_event` and `_server`. The tests and the benchmarks drive a client the
+same way (`_converter`, `_send_data`, a client's `_server` process); those are here too, so
+one test sees them all. pyproject.toml pins pygls to the minor version they were checked on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+from pygls.client import JsonRPCClient
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+# ---- the server side ----------------------------------------------------------------------
+
+
+def send_error(protocol: JsonRPCProtocol, msg_id: Any, error: JsonRpcException) -> None:
+    """Answers `msg_id` (None: an unreadable message) with `error`, outside any handler."""
+    protocol._send_response(msg_id, None, error.to_response_error())
+
+
+def request_finished(protocol: JsonRPCProtocol, msg_id: Any) -> bool:
+    """Whether pygls has already answered the request `msg_id` (or never knew it)."""
+    future = protocol._request_futures.get(msg_id)
+    return future is not None and future.done()
+
+
+def mark_shut_down(protocol: LanguageServerProtocol) -> None:
+    """Makes pygls's `exit` handler exit 0, as after a finished `shutdown`."""
+    protocol._shutdown = True
+
+
+class CancelHook(LanguageServerProtocol):
+    """Routes `$/cancelRequest` to `cancel_requested`, which subclasses override.
+
+    pygls's own handling cancels the request's future, which would stop a restore at
+    whatever point it had reached.
+    """
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        self.cancel_requested(msg_id)
+
+    def cancel_requested(self, msg_id: Any) -> None:
+        super()._handle_cancel_notification(msg_id)
+
+
+def new_stop_event(server: LanguageServer) -> threading.Event:
+    """The event pygls's `shutdown` sets to stop a reader: here, turnback's own reader."""
+    server._stop_event = stop = threading.Event()
+    return stop
+
+
+def keep_tcp_server(server: LanguageServer, tcp: asyncio.Server) -> None:
+    """Hands the listening socket to pygls, whose `shutdown` closes it."""
+    server._server = tcp
+
+
+# ---- the client side: the tests and the benchmarks ----------------------------------------
+
+
+def keep_responses_plain(protocol: JsonRPCProtocol) -> None:
+    """Responses stay plain JSON: pygls would make namedtuples that rename keys (`class`)."""
+    protocol._converter.register_structure_hook(JsonRPCResponseMessage, lambda obj, cls: cls(**obj))
+
+
+def send_raw_request(protocol: JsonRPCProtocol, msg_id: str, method: str, params: Any) -> Future:
+    """Sends params exactly as given (the client would refuse to serialise ill-typed ones)."""
+    future: Future = Future()
+    protocol._request_futures[msg_id] = future
+    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return future
+
+
+def server_process(client: JsonRPCClient) -> asyncio.subprocess.Process:
+    """The server process a client started with `start_io`."""
+    return client._server  # type: ignore[return-value]

@@ -1,0 +1,189 @@
+"""Snapshots hold what is on disk, and every capture says what it left out.
+
+In-process engine on real git repositories (real git sets them up and checks
+`git status`); the corpus in test_real_world_corpus.py runs the same setups
+through the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from helpers import git, make_repo, write
+from turnback.engine import Engine
+from turnback.snapshot import fswatch
+from turnback.snapshot.seedcheck import untrusted_entries
+
+
+def snapshot_blob(engine: Engine, path: str, which: str = "before") -> bytes:
+    turn = engine.store.load("default").turns[-1]  # type: ignore[union-attr]
+    commit = engine.repo[pygit2.Oid(hex=getattr(turn, which))]
+    return engine.repo[commit.tree[path].id].data  # type: ignore[union-attr]
+
+
+def checkout_again(root: Path, *paths: str) -> None:
+    for path in paths:
+        (root / path).unlink()
+    git(root, "checkout", "--", *paths)
+    git(root, "status", "--porcelain")
+
+
+# Proves the snapshot of an unchanged file under core.autocrlf holds its CRLF bytes (not the
+# LF blob git stores), and undo/redo write exactly those bytes back with git status as it was.
+def test_snapshot_holds_crlf_bytes_under_autocrlf(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "one\ntwo\n", "b.txt": "b\n"})
+    git(root, "config", "core.autocrlf", "true")
+    checkout_again(root, "a.txt", "b.txt")
+    engine = Engine(str(root))
+    engine.capture(label="turn")
+    assert snapshot_blob(engine, "a.txt") == b"one\r\ntwo\r\n"
+    write(root, "a.txt", b"one\r\ntwo\r\nthree\r\n")
+    write(root, "b.txt", b"b2\r\n")
+    engine.capture(phase="after")
+    assert snapshot_blob(engine, "a.txt", "after") == b"one\r\ntwo\r\nthree\r\n"
+    engine.undo()
+    assert (root / "a.txt").read_bytes() == b"one\r\ntwo\r\n"
+    assert git(root, "status", "--porcelain") == ""
+    engine.redo()
+    assert (root / "a.txt").read_bytes() == b"one\r\ntwo\r\nthree\r\n"
+
+
+# Proves undo puts back a clean/smudge-filtered file's content, never the pointer git stores.
+def test_undo_writes_back_content_not_the_filter_pointer(tmp_path: Path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    # A pointer filter: clean stores the content beside the repository, smudge reads it back.
+    script = tmp_path / "f.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "store = pathlib.Path(sys.argv[2])\n"
+        "data = sys.stdin.buffer.read()\n"
+        "if sys.argv[1] == 'clean':\n"
+        "    store.write_bytes(data); sys.stdout.buffer.write(b'pointer\\n')\n"
+        "else:\n"
+        "    sys.stdout.buffer.write(store.read_bytes())\n"
+    )
+    for mode in ("clean", "smudge"):
+        git(root, "config", f"filter.ptr.{mode}", f"'{sys.executable}' '{script}' {mode} store")
+    write(root, ".gitattributes", "*.bin filter=ptr\n")
+    write(root, "w.bin", b"real content\x00")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "x")
+    assert git(root, "cat-file", "-p", "HEAD:w.bin") == "pointer\n"
+    engine = Engine(str(root))
+    engine.capture(label="turn")
+    write(root, "w.bin", b"new content")
+    engine.capture(phase="after")
+    engine.undo()
+    assert (root / "w.bin").read_bytes() == b"real content\x00"
+
+
+# Proves an agent's edit to a skip-worktree or assume-unchanged file is captured, and undo
+# brings back the user's local content (not the committed one).
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_flagged_file_edit_is_captured_and_undone(tmp_path: Path, flag: str):
+    root = make_repo(tmp_path / "repo", {"settings.ini": "committed\n"})
+    git(root, "update-index", flag, "settings.ini")
+    write(root, "settings.ini", "the user's local settings\n")
+    engine = Engine(str(root))
+    engine.capture(label="turn")
+    write(root, "settings.ini", "the agent's settings\n")
+    engine.capture(phase="after")
+    undone = engine.undo()
+    assert undone["files"] == [{"path": "settings.ini", "action": "modified"}]
+    assert (root / "settings.ini").read_text() == "the user's local settings\n"
+
+
+# Proves a FIFO standing where a tracked file was is never opened (capture and undo return)
+# and is reported: skipped by the capture, kept by the undo.
+def test_fifo_replacing_tracked_file_is_reported_never_read(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n", "b.txt": "b\n"})
+    engine = Engine(str(root))
+    engine.capture(label="turn")
+    (root / "a.txt").unlink()
+    os.mkfifo(root / "a.txt")
+    write(root, "b.txt", "b2\n")
+    sealed = engine.capture(phase="after")
+    assert sealed["skipped"] == [{"path": "a.txt", "reason": "specialFile"}]
+    undone = engine.undo()
+    assert undone["kept"] == [{"path": "a.txt", "reason": "specialFile"}]
+    assert (root / "b.txt").read_text() == "b\n"
+    assert not (root / "a.txt").is_file()  # the FIFO is still there, never written through
+
+
+# Proves the server's watcher path reports a FIFO the turn made and never reads it.
+@pytest.mark.skipif(not fswatch.available(), reason="inotify is Linux-only")
+def test_watched_capture_reports_a_fifo(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    engine = Engine(str(root))
+    assert engine.enable_watcher()
+    engine.capture(label="turn")
+    engine.capture(label="turn 2")  # now the watcher's path is in use
+    os.mkfifo(root / "pipe")
+    write(root, "a.txt", "edited\n")
+    sealed = engine.capture(phase="after")
+    assert sealed["skipped"] == [{"path": "pipe", "reason": "specialFile"}]
+    engine.close()
+
+
+# Proves the "after" capture reports what it left out itself (not the "before" capture's),
+# and the undo keeps and reports those files.
+def test_after_capture_reports_its_own_skipped_and_undo_keeps_them(tmp_path: Path):
+    root = tmp_path / "folder"
+    write(root, "a.txt", "a\n")
+    engine = Engine(str(root))
+    assert engine.capture(label="turn")["skipped"] == []
+    write(root, "big.bin", b"\0" * (12 << 20))
+    write(root, "node_modules/pkg/index.js", "x\n")
+    write(root, "a.txt", "a2\n")
+    left_out = [
+        {"path": "big.bin", "reason": "tooLarge"},
+        {"path": "node_modules", "reason": "excludedDirectory"},
+    ]
+    sealed = engine.capture(phase="after")
+    assert sealed["skipped"] == left_out
+    assert sealed["skippedBefore"] == []
+    undone = engine.undo()
+    assert undone["kept"] == left_out
+    assert undone["files"] == [{"path": "a.txt", "action": "modified"}]
+    assert (root / "big.bin").stat().st_size == 12 << 20
+    assert (root / "node_modules/pkg/index.js").exists()
+
+
+# Proves a checked-out submodule is reported with its path by every capture.
+def test_submodule_is_reported_with_its_path(tmp_path: Path):
+    make_repo(tmp_path / "lib", {"lib.py": "lib\n"})
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "lib"))
+    git(root, "commit", "-q", "-m", "submodule")
+    engine = Engine(str(root))
+    assert engine.capture(label="turn")["skipped"] == [{"path": "lib", "reason": "submodule"}]
+    write(root, "lib/lib.py", "edited inside\n")
+    sealed = engine.capture(phase="after")
+    assert sealed["skipped"] == [{"path": "lib", "reason": "submodule"}]
+
+
+# Proves seeding trusts the user's index where nothing converts (no rehash of unchanged
+# files), and re-hashes exactly the paths a conversion attribute or a flag applies to.
+def test_seed_rehashes_only_entries_that_may_differ(tmp_path: Path):
+    root = make_repo(
+        tmp_path / "repo",
+        {
+            ".gitattributes": "*.png binary\n*.md linguist-documentation\n",
+            "a.sh": "x\n",
+            "b.md": "",
+        },
+    )
+    repo = pygit2.Repository(str(root))
+    assert untrusted_entries(repo, repo.index, root, root / ".git") == []
+    write(root, ".gitattributes", "*.sh text eol=lf\n")
+    git(root, "add", "-A")
+    git(root, "update-index", "--assume-unchanged", "b.md")
+    repo = pygit2.Repository(str(root))
+    assert untrusted_entries(repo, repo.index, root, root / ".git") == ["a.sh", "b.md"]

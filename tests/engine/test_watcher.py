@@ -1,0 +1,102 @@
+"""The watcher's captures must equal full scans: same tree, whatever changed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from helpers import GIT_ENV, git, make_repo, write
+from turnback.engine import Engine
+from turnback.snapshot import fswatch
+
+pytestmark = pytest.mark.skipif(
+    not fswatch.available(), reason="inotify is off here (not Linux, or TURNBACK_PORTABLE=1)"
+)
+
+
+def snapshot_tree(engine: Engine, session: str) -> str:
+    turn = engine.store.load(session).turns[-1]  # type: ignore[union-attr]
+    return str(engine.repo[pygit2.Oid(hex=turn.before)].tree_id)
+
+
+def both(watched: Engine, scanned: Engine) -> tuple[str, str]:
+    watched.capture(session="watched")
+    scanned.capture(session="scanned")
+    return snapshot_tree(watched, "watched"), snapshot_tree(scanned, "scanned")
+
+
+# Ensures every kind of change seen through inotify gives the tree a full scan gives.
+def test_watched_captures_equal_full_scans(tmp_path: Path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {"a.txt": "a\n", "src/b.py": "b\n", "src/deep/c.py": "c\n", ".gitignore": "*.log\n"},
+    )
+    watched = Engine(str(repo))
+    assert watched.enable_watcher()
+    scanned = Engine(str(repo))
+    assert len(set(both(watched, scanned))) == 1  # the first capture is a full scan anyway
+
+    steps = [
+        lambda: write(repo, "a.txt", "edited\n"),
+        lambda: write(repo, "new/dir/tree/x.txt", "created in new directories\n"),
+        lambda: (repo / "src/b.py").unlink(),
+        lambda: shutil.rmtree(repo / "src/deep"),
+        lambda: os.rename(repo / "new", repo / "moved"),
+        lambda: os.chmod(repo / "a.txt", 0o755),
+        lambda: os.symlink("a.txt", repo / "link"),
+        lambda: write(repo, "noise.log", "ignored\n"),
+        lambda: (repo / "src").rmdir(),
+        lambda: write(repo, "src", "a file where a directory was\n"),
+        lambda: git(repo, "add", "moved"),  # the user's index changes: tracked set differs
+        lambda: write(repo, "moved/dir/tree/x.txt", "x" * 10),  # same second, same size
+    ]
+    for number, step in enumerate(steps, 1):
+        step()
+        tree_watched, tree_scanned = both(watched, scanned)
+        assert tree_watched == tree_scanned, f"step {number} differs"
+    watched.close()
+
+
+# Ensures a queue overflow (or any lost event) makes the next capture a full scan.
+def test_lost_events_fall_back_to_full_scan(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    engine = Engine(str(repo))
+    engine.enable_watcher()
+    engine.capture(session="s")
+    write(repo, "a.txt", "changed while events were lost\n")
+    engine.watcher.drain()  # type: ignore[union-attr]  # the event is consumed...
+    engine.watcher.lost = True  # type: ignore[union-attr]  # ...and the queue overflowed
+    engine.capture(session="s")
+    tree = engine.repo[pygit2.Oid(hex=engine.store.load("s").turns[-1].before)].tree  # type: ignore[union-attr]
+    assert engine.repo[tree["a.txt"].id].data == b"changed while events were lost\n"
+    engine.close()
+
+
+# Ensures a file turnback hashed keeps its stat data in the scan cache (no rehash next time).
+def test_hashed_files_keep_their_stat_data(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    engine = Engine(str(repo))
+    engine.capture(session="s")
+    write(repo, "a.txt", "changed by the agent\n")
+    write(repo, "new.txt", "untracked and new\n")
+    for name in ("a.txt", "new.txt"):  # not racily clean: written well before the scan
+        os.utime(
+            repo / name, (os.stat(repo / name).st_atime - 10, os.stat(repo / name).st_mtime - 10)
+        )
+    engine.capture(session="s")
+    private = repo / ".git" / "turnback" / "index"
+    debug = subprocess.run(
+        ["git", "ls-files", "--debug", "a.txt", "new.txt"],
+        cwd=repo,
+        env={**GIT_ENV, "GIT_INDEX_FILE": str(private)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    sizes = [int(line.split()[1]) for line in debug.splitlines() if "size:" in line]
+    assert sizes == [len("changed by the agent\n"), len("untracked and new\n")], debug

@@ -1,0 +1,51 @@
+"""What the tests share: real git repositories, files, the real server and the real CLI.
+
+Import from here (`from helpers import git, make_repo, run_cli`); the submodules hold one
+concern each: env (the isolated environment), git, files, cli, lsp. The pytest fixtures
+built on them (`repo`, `client`) are in tests/conftest.py.
+"""
+
+from .cli import cli_json, run_cli
+from .env import DATA_DIR, GIT_ENV, SERVER_ENV
+from .files import read, tree_state, write
+from .git import git, git_run, make_repo
+from .lsp import (
+    SERVER_CONFIG,
+    capture,
+    initialize_params,
+    install_client_handlers,
+    list_turns,
+    open_session,
+    redo,
+    request,
+    server_command,
+    start_server,
+    to_plain,
+    undo,
+)
+
+__all__ = [
+    "DATA_DIR",
+    "GIT_ENV",
+    "SERVER_CONFIG",
+    "SERVER_ENV",
+    "capture",
+    "cli_json",
+    "git",
+    "git_run",
+    "initialize_params",
+    "install_client_handlers",
+    "list_turns",
+    "make_repo",
+    "open_session",
+    "read",
+    "redo",
+    "request",
+    "run_cli",
+    "server_command",
+    "start_server",
+    "to_plain",
+    "tree_state",
+    "undo",
+    "write",
+]

@@ -1,0 +1,187 @@
+"""The `turnback` command line as a subprocess, alone and next to the server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import (
+    SERVER_ENV,
+    cli_json,
+    git_run,
+    read,
+    request,
+    run_cli,
+    write,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+# ---- 11 every command, JSON and human ------------------------------------------------------
+
+
+# Ensures capture/diff/undo/redo/list/prune work with --json and print the protocol's results.
+def test_cli_json_commands(repo: Path):
+    turn = cli_json(repo, "capture", "--label", "first")
+    assert (turn["turn"], turn["label"], turn["state"]) == (1, "first", "active")
+    write(repo, "src/app.py", "print('agent')\n")
+    diff = cli_json(repo, "diff")
+    [entry] = diff["files"]
+    assert entry["path"] == "src/app.py" and entry["status"] == "modified"
+    assert entry["diff"].endswith("-print('v1')\n+print('agent')\n")
+    assert cli_json(repo, "diff", "1")["turn"]["id"] == turn["id"]
+    assert cli_json(repo, "diff", turn["id"])["turn"]["turn"] == 1
+    undone = cli_json(repo, "undo")
+    assert undone["turnsUndone"] == 1
+    assert undone["files"] == [{"path": "src/app.py", "action": "modified"}]
+    assert read(repo, "src/app.py") == "print('v1')\n"
+    listing = cli_json(repo, "list")
+    assert [t["state"] for t in listing["turns"]] == ["undone"]
+    assert (listing["canUndo"], listing["canRedo"]) == (False, True)
+    redone = cli_json(repo, "redo")
+    assert redone["turnsRedone"] == 1
+    assert read(repo, "src/app.py") == "print('agent')\n"
+    cli_json(repo, "capture", "--label", "second")
+    assert [t["turn"] for t in cli_json(repo, "list", "--limit", "1")["turns"]] == [2]
+    pruned = cli_json(repo, "prune", "--keep", "1")
+    assert pruned["removedTurns"] == [{"session": "default", "turn": 1, "id": turn["id"]}]
+    assert [t["turn"] for t in cli_json(repo, "list")["turns"]] == [2]
+
+
+# Ensures the same commands print readable human output (no JSON) and exit 0.
+def test_cli_human_output(repo: Path):
+    done = run_cli(repo, "capture", "--label", "first")
+    assert done.returncode == EXIT_OK
+    assert done.stdout.startswith("Turn 1 (") and "session 'default'" in done.stdout
+    write(repo, "src/app.py", "print('agent')\n")
+    diff = run_cli(repo, "diff").stdout
+    assert diff == (
+        "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-print('v1')\n+print('agent')\n"
+    )
+    listing = run_cli(repo, "list").stdout
+    assert listing.startswith("Session 'default'  undo: yes  redo: no\n")
+    assert "first" in listing
+    undo = run_cli(repo, "undo").stdout
+    assert undo.startswith("Undid 1 turn (1 file changed)") and "modified src/app.py" in undo
+    assert "(undone)" in run_cli(repo, "list").stdout
+    redo = run_cli(repo, "redo").stdout
+    assert redo.startswith("Redid 1 turn") and "src/app.py" in redo
+    prune = run_cli(repo, "prune", "--keep", "0")
+    assert prune.returncode == EXIT_OK
+    assert prune.stdout == "Removed 1 turns and 1 sessions\n"
+    for out in (diff, listing, undo, redo, prune.stdout):
+        assert not out.lstrip().startswith("{")
+
+
+# ---- 12 exit codes -----------------------------------------------------------------------------
+
+
+# Ensures a bad --count is a usage error (exit 2) whose message names "count".
+@pytest.mark.parametrize("command", ["undo", "redo"])
+def test_cli_bad_count_exits_2(repo: Path, command: str):
+    cli_json(repo, "capture")
+    done = run_cli(repo, command, "--count", "0")
+    assert done.returncode == EXIT_USAGE
+    assert "count" in done.stderr
+    as_json = run_cli(repo, command, "--count", "0", "--json")
+    assert as_json.returncode == EXIT_USAGE
+    error = json.loads(as_json.stdout)["error"]
+    assert error["code"] == -32602 and "count" in error["message"]
+
+
+# Ensures "Nothing to undo" is a normal outcome: exit 0 with that message.
+def test_cli_nothing_to_undo_exits_0(repo: Path):
+    done = run_cli(repo, "undo")
+    assert done.returncode == EXIT_OK
+    assert "Nothing to undo" in done.stdout
+    assert cli_json(repo, "undo")["turnsUndone"] == 0
+
+
+# Ensures an undo that would overwrite later user edits exits 1 naming the file, changing nothing.
+def test_cli_conflict_exits_1_naming_file(repo: Path):
+    cli_json(repo, "capture", "--label", "t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    write(repo, "src/app.py", "print('user edit after the turn')\n")
+    done = run_cli(repo, "undo")
+    assert done.returncode == EXIT_FAILED
+    assert "src/app.py" in done.stderr
+    assert read(repo, "src/app.py") == "print('user edit after the turn')\n"
+    assert [t["state"] for t in cli_json(repo, "list")["turns"]] == ["active"]
+    forced = run_cli(repo, "undo", "--force")
+    assert forced.returncode == EXIT_OK
+    assert read(repo, "src/app.py") == "print('v1')\n"
+
+
+# ---- 13 CLI and server together ----------------------------------------------------------------
+
+
+# Ensures the CLI and the server share one timeline: a server turn undone by the CLI shows undone.
+async def test_server_capture_cli_undo_server_list(client, repo: Path):
+    turn = await request(client, "snapshot/capture", {"label": "from the server"})
+    write(repo, "src/app.py", "print('agent')\n")
+    done = await asyncio.to_thread(run_cli, repo, "undo", "--json")
+    assert done.returncode == EXIT_OK, done.stderr
+    assert json.loads(done.stdout)["turns"][0]["id"] == turn["id"]
+    assert read(repo, "src/app.py") == "print('v1')\n"
+    listing = await request(client, "snapshot/list")
+    assert [(t["id"], t["state"]) for t in listing["turns"]] == [(turn["id"], "undone")]
+    assert listing["canRedo"] is True
+    redone = await request(client, "snapshot/redo")
+    assert redone["turnsRedone"] == 1
+    assert read(repo, "src/app.py") == "print('agent')\n"
+
+
+# Ensures concurrent CLI captures get distinct turn numbers and leave the repository sound.
+def test_concurrent_cli_captures(repo: Path):
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "turnback", "capture", "--label", f"p{i}", "--json"],
+            cwd=repo,
+            env=SERVER_ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == EXIT_OK, err
+        results.append(json.loads(out))
+    assert sorted(r["turn"] for r in results) == [1, 2, 3, 4]
+    assert len({r["id"] for r in results}) == 4
+    listing = cli_json(repo, "list")
+    assert sorted(t["turn"] for t in listing["turns"]) == [1, 2, 3, 4]
+    assert {t["label"] for t in listing["turns"]} == {"p0", "p1", "p2", "p3"}
+    fsck = git_run(repo, "fsck", "--full", "--strict")
+    assert fsck.returncode == 0, fsck.stderr
+    for word in ("error", "missing", "broken", "corrupt"):
+        assert word not in (fsck.stdout + fsck.stderr).lower()
+
+
+# ---- 14 metadata -------------------------------------------------------------------------------
+
+
+# Ensures --metadata that is not a JSON object is a usage error (exit 2) naming metadata.
+@pytest.mark.parametrize("metadata", ["{bad", "[1, 2]", '"text"'])
+def test_cli_bad_metadata_exits_2(repo: Path, metadata: str):
+    done = run_cli(repo, "capture", "--metadata", metadata)
+    assert done.returncode == EXIT_USAGE
+    assert "metadata" in done.stderr
+    assert cli_json(repo, "list")["turns"] == []
+
+
+# Ensures valid --metadata is stored with the turn exactly as given.
+def test_cli_metadata_is_stored(repo: Path):
+    meta = {"agent": "claude", "odd-key": [1, {"class": None}]}
+    turn = cli_json(repo, "capture", "--metadata", json.dumps(meta))
+    assert turn["metadata"] == meta
+    assert cli_json(repo, "list")["turns"][0]["metadata"] == meta

@@ -1,0 +1,174 @@
+"""The command line's paths and odd input: git-like relative paths, one clear line per error.
+
+Paths given to the CLI are relative to the current directory (or to `-C`), as git's
+are. Every bad place or name ends in one line on stderr and exit code 2 (bad input)
+or 1 (refused): never "internal error", never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import SERVER_ENV, cli_json, run_cli, write
+
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
+
+def _turn_that_edits_app(repo: Path) -> None:
+    cli_json(repo, "capture", "--label", "edit app")
+    write(repo, "src/app.py", "print('agent')\n")
+    write(repo, "README.md", "agent readme\n")
+
+
+def _diffed(done: subprocess.CompletedProcess) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return [line[6:] for line in done.stdout.splitlines() if line.startswith("+++ b/")]
+
+
+# Ensures `diff --path` from a subdirectory names the file there (src/app.py from src/),
+# `..` climbs as in git, `-C` sets where paths start, and an absolute path works too.
+def test_diff_path_is_relative_to_the_current_directory(repo: Path):
+    _turn_that_edits_app(repo)
+    assert _diffed(run_cli(repo / "src", "diff", "--path", "app.py")) == ["src/app.py"]
+    assert _diffed(run_cli(repo / "src", "diff", "--path", "../README.md")) == ["README.md"]
+    assert _diffed(run_cli(repo / "src", "diff", "--path", ".")) == ["src/app.py"]
+    assert _diffed(run_cli(repo, "diff", "-C", "src", "--path", "app.py")) == ["src/app.py"]
+    absolute = str(repo / "src" / "app.py")
+    assert _diffed(run_cli(repo / "src", "diff", "--path", absolute)) == ["src/app.py"]
+    nothing = run_cli(repo / "src", "diff", "--path", "README.md")
+    assert nothing.returncode == 0 and nothing.stdout == ""
+
+
+# Ensures a workspace reached through a symlinked directory still holds its paths.
+def test_paths_through_a_symlinked_folder(repo: Path, tmp_path: Path):
+    _turn_that_edits_app(repo)
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    done = run_cli(tmp_path, "diff", "-C", "link/src", "--path", "app.py")
+    assert _diffed(done) == ["src/app.py"]
+
+
+# Ensures a path outside the work tree, given relative to the current directory, is
+# refused as bad input naming the path.
+def test_path_outside_the_work_tree_is_exit_2(repo: Path):
+    _turn_that_edits_app(repo)
+    done = run_cli(repo / "src", "diff", "--path", "../../elsewhere.py")
+    assert done.returncode == EXIT_USAGE
+    assert "outside the workspace" in done.stderr
+
+
+def _run(cwd: Path, *args: str | bytes, env: dict | None = None) -> tuple[int, str]:
+    """The CLI with raw argv (bytes allowed, as a shell passes them); exit code, stderr."""
+    argv = [sys.executable, "-m", "turnback", *args]
+    done = subprocess.run(
+        argv, cwd=cwd, env=env or SERVER_ENV, capture_output=True, timeout=120, check=False
+    )
+    return done.returncode, done.stderr.decode(errors="replace")
+
+
+def _one_clear_line(code: int, stderr: str, expected_code: int, words: str) -> None:
+    assert code == expected_code, stderr
+    assert stderr.count("\n") == 1 and stderr.startswith("turnback"), stderr
+    assert "internal error" not in stderr and "Traceback" not in stderr, stderr
+    assert words in stderr, stderr
+
+
+# Ensures bad places for -C get one line: a missing folder and a file are bad input (2),
+# the file system root is refused (1) instead of scanning /proc into an internal error.
+@pytest.mark.parametrize(
+    ("where", "code", "words"),
+    [
+        ("missing", EXIT_USAGE, "does not exist"),
+        ("file", EXIT_USAGE, "is not a directory"),
+        ("/", EXIT_FAILED, "file system root"),
+    ],
+)
+def test_bad_workspace_folder(repo: Path, where: str, code: int, words: str):
+    folder = {"missing": str(repo / "missing"), "file": str(repo / "README.md")}.get(where, where)
+    _one_clear_line(*_run(repo, "capture", "-C", folder), code, words)
+
+
+# Ensures text that is not UTF-8 (bytes from the shell) in a label, session, metadata or
+# turn is bad input naming the option, not an internal error; nothing is captured.
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ((b"capture", b"--label", b"caf\xe9"), "label"),
+        ((b"capture", b"--session", b"\xff"), "session"),
+        ((b"capture", b"--metadata", b'{"a": "\xff"}'), "metadata"),
+        ((b"list", b"--session", b"\xfe"), "session"),
+        ((b"undo", b"--turn", b"\xff"), "turn"),
+        ((b"diff", b"\xff"), "turn"),
+        ((b"rescue", b"\xff"), "id"),
+        ((b"prune", b"--older-than", b"\xff"), "olderThan"),
+    ],
+)
+def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str):
+    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"'{field}'")
+    assert cli_json(repo, "list")["turns"] == []
+
+
+# Ensures argparse's own usage errors are one line too, naming the option, exit 2.
+def test_usage_errors_are_one_line(repo: Path):
+    _one_clear_line(*_run(repo, "undo", "-n", "many"), EXIT_USAGE, "-n/--count")
+    _one_clear_line(*_run(repo, "rescue"), EXIT_USAGE, "id")
+
+
+# Ensures repositories turnback cannot use are refused in one line (exit 1): a broken git
+# config, a bare repository (no work tree), and a data directory that cannot be created.
+def test_unusable_repositories_are_refused(tmp_path: Path):
+    broken = tmp_path / "broken"
+    subprocess.run(["git", "init", "-q", str(broken)], check=True)
+    (broken / ".git" / "config").write_text("[core\n")
+    _one_clear_line(*_run(tmp_path, "capture", "-C", "broken"), EXIT_FAILED, "config")
+
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    _one_clear_line(*_run(tmp_path, "list", "-C", "bare.git"), EXIT_FAILED, "bare")
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    env = {**SERVER_ENV, "TURNBACK_DATA_DIR": str(tmp_path / "plain-file" / "data")}
+    (tmp_path / "plain-file").write_text("a file where the data directory must go\n")
+    _one_clear_line(*_run(tmp_path, "capture", "-C", "plain", env=env), EXIT_FAILED, "plain-file")
+
+
+# Ensures a current directory deleted under the shell is bad input in one line (exit 2).
+def test_deleted_current_directory(tmp_path: Path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m turnback list'
+    proc = subprocess.Popen(
+        ["sh", "-c", script, sys.executable],
+        env=SERVER_ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _out, err = proc.communicate(timeout=60)
+    _one_clear_line(proc.returncode, err, EXIT_USAGE, "current directory")
+    assert not os.path.exists(gone)
+
+
+# Ensures `serve` with a bad --tcp or an unwritable --log-file is bad input in one line
+# (exit 2), and a port already in use is refused in one line (exit 1), not a traceback.
+def test_serve_bad_options(tmp_path: Path):
+    for args, words in (
+        (("--tcp", "nonsense"), "HOST:PORT"),
+        (("--tcp", "localhost:70000"), "HOST:PORT"),
+        (("--log-file", str(tmp_path / "missing" / "log.txt")), "log-file"),
+    ):
+        _one_clear_line(*_run(tmp_path, "serve", *args), EXIT_USAGE, words)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        _one_clear_line(
+            *_run(tmp_path, "serve", "--tcp", f"127.0.0.1:{port}"), EXIT_FAILED, "in use"
+        )

@@ -1,0 +1,263 @@
+"""Code lenses on the newest agent turn's hunks, and the commands they run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from helpers import (
+    SERVER_CONFIG,
+    open_session,
+    read,
+    request,
+    to_plain,
+    write,
+)
+
+TIMEOUT = 10
+ORIGINAL = "".join(f"line {i}\n" for i in range(1, 9))
+#: The agent's edit: line 2 replaced, line 7 replaced by two lines.
+AGENT = ORIGINAL.replace("line 2\n", "agent two\n").replace("line 7\n", "agent 7a\nagent 7b\n")
+LENS_TITLES = ["Agent turn 1", "Undo turn", "Revert hunk", "Show diff"]
+LENS_COMMANDS = ["turnback.showDiff", "turnback.undo", "turnback.revertHunk", "turnback.showDiff"]
+
+
+@pytest_lsp.fixture(config=SERVER_CONFIG)
+async def no_lens_client(lsp_client: LanguageClient, repo: Path):
+    """The server started with code lenses turned off."""
+    await open_session(lsp_client, repo, codeLens=False)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def install_apply_edit(client: LanguageClient) -> list:
+    """Answers workspace/applyEdit like an editor that applies the edit; records the params."""
+    received: list = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def _apply(params: types.ApplyWorkspaceEditParams):
+        received.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    return received
+
+
+async def agent_turn(client: LanguageClient, repo: Path, seal: bool = False) -> dict:
+    """src/app.py holds ORIGINAL at the snapshot and AGENT after the turn."""
+    write(repo, "src/app.py", ORIGINAL)
+    turn = await request(client, "snapshot/capture", {"label": "t1"})
+    write(repo, "src/app.py", AGENT)
+    if seal:
+        await request(client, "snapshot/capture", {"phase": "after"})
+    return turn
+
+
+def open_document(client: LanguageClient, repo: Path, rel: str) -> str:
+    uri = (repo / rel).as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=read(repo, rel)
+            )
+        )
+    )
+    return uri
+
+
+async def code_lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
+    result = await asyncio.wait_for(
+        client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        ),
+        TIMEOUT,
+    )
+    return list(result or [])
+
+
+def arguments(lens: types.CodeLens) -> list:
+    assert lens.command is not None
+    return to_plain(list(lens.command.arguments or []))
+
+
+def apply_text_edit(text: str, edit: types.TextEdit) -> str:
+    """Applies one LSP TextEdit the way an editor does (UTF-16 columns, end of line clamps)."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position: types.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line = lines[position.line]
+        body = line.rstrip("\r\n")
+        units = body.encode("utf-16-le")[: position.character * 2].decode("utf-16-le")
+        return sum(len(x) for x in lines[: position.line]) + len(units)
+
+    return text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+
+
+async def execute(client: LanguageClient, lens: types.CodeLens):
+    assert lens.command is not None
+    result = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=lens.command.command, arguments=arguments(lens))
+        ),
+        TIMEOUT,
+    )
+    return to_plain(result)
+
+
+# ---- 15 lenses -------------------------------------------------------------------------------
+
+
+# Ensures each changed hunk gets one group of four lenses on its line, sealed turn or not.
+@pytest.mark.parametrize("seal", [False, True], ids=["unsealed", "sealed"])
+async def test_lenses_on_changed_hunks(client, repo: Path, seal: bool):
+    await agent_turn(client, repo, seal)
+    uri = open_document(client, repo, "src/app.py")
+    lenses = await code_lenses(client, uri)
+    assert len(lenses) == 8
+    groups = [lenses[:4], lenses[4:]]
+    for group, line in zip(groups, (1, 6), strict=True):  # "agent two" and "agent 7a", 0-based
+        assert [lens.range.start.line for lens in group] == [line] * 4
+        assert [lens.command.title for lens in group] == LENS_TITLES
+        assert [lens.command.command for lens in group] == LENS_COMMANDS
+    revert = arguments(groups[1][2])[0]
+    assert (revert["oldStart"], revert["oldLines"]) == (7, 1)
+    assert (revert["newStart"], revert["newLines"]) == (7, 2)
+    assert revert["uri"] == uri
+
+
+# Ensures lenses follow the editor's unsaved text, not the file on disk.
+async def test_lenses_follow_unsaved_document_text(client, repo: Path):
+    await agent_turn(client, repo)
+    uri = open_document(client, repo, "src/app.py")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="# new\n" + AGENT)],
+        )
+    )
+    lenses = await code_lenses(client, uri)
+    lines = sorted({lens.range.start.line for lens in lenses})
+    assert lines == [0, 2, 7]
+
+
+# Ensures a file the newest turn did not change gets no lenses.
+async def test_no_lenses_on_unchanged_file(client, repo: Path):
+    await agent_turn(client, repo)
+    uri = open_document(client, repo, "README.md")
+    assert await code_lenses(client, uri) == []
+
+
+# Ensures the codeLens setting set to false turns lenses off.
+async def test_code_lens_setting_false_gives_no_lenses(no_lens_client, repo: Path):
+    client = no_lens_client
+    await agent_turn(client, repo)
+    uri = open_document(client, repo, "src/app.py")
+    assert await code_lenses(client, uri) == []
+
+
+# ---- 16 revert hunk ----------------------------------------------------------------------------
+
+
+# Ensures "Revert hunk" sends workspace/applyEdit whose edit restores the snapshot's lines.
+@pytest.mark.parametrize("which", [0, 1], ids=["first-hunk", "second-hunk"])
+async def test_revert_hunk_applies_edit_restoring_lines(client, repo: Path, which: int):
+    received = install_apply_edit(client)
+    await agent_turn(client, repo)
+    uri = open_document(client, repo, "src/app.py")
+    lenses = await code_lenses(client, uri)
+    revert = [lens for lens in lenses if lens.command.title == "Revert hunk"][which]
+    result = await execute(client, revert)
+    assert result["applied"] is True
+    [params] = received
+    [change] = params.edit.document_changes
+    assert change.text_document.uri == uri
+    [edit] = change.edits
+    expected = [
+        AGENT.replace("agent two\n", "line 2\n"),
+        AGENT.replace("agent 7a\nagent 7b\n", "line 7\n"),
+    ][which]
+    assert apply_text_edit(AGENT, edit) == expected
+
+
+REVERT_CASES = {
+    "deleted-line": ("a\nb\nc\nd\n", "a\nb\nd\n"),
+    "deleted-last-lines": ("a\nb\nc\n", "a\n"),
+    "appended-line": ("a\nb\n", "a\nb\nagent tail\n"),
+    "inserted-first-line": ("a\nb\n", "agent head\na\nb\n"),
+    "changed-line-no-final-newline": ("a\nb\nc", "a\nB\nc"),
+    "last-line-loses-newline": ("a\nb\nc\n", "a\nb\nC"),
+    "deleted-last-line-no-final-newline": ("a\nb\nc", "a\nb"),
+    "non-ascii": ("größe = 1\nemoji = '🙂'\n", "größe = 2\nemoji = '🙂'\n"),
+    "file-added-by-agent": (None, "print('new')\n"),
+}
+
+
+# Ensures reverting the only hunk of a change gives back exactly the snapshot's text.
+async def test_revert_hunk_edge_cases(client, repo: Path):
+    received = install_apply_edit(client)
+    wrong = []
+    for n, (case, (before, after)) in enumerate(REVERT_CASES.items()):
+        rel = f"src/edge{n}.py"
+        if before is not None:
+            write(repo, rel, before)
+        await request(client, "snapshot/capture", {"label": case})
+        write(repo, rel, after)
+        uri = open_document(client, repo, rel)
+        lenses = await code_lenses(client, uri)
+        reverts = [lens for lens in lenses if lens.command.title == "Revert hunk"]
+        assert len(reverts) == 1, case
+        received.clear()
+        result = await execute(client, reverts[0])
+        assert result["applied"] is True, case
+        [edit] = received[0].edit.document_changes[0].edits
+        if apply_text_edit(after, edit) != (before or ""):
+            wrong.append((case, edit))
+    assert wrong == []
+
+
+# ---- 17 undo turn ------------------------------------------------------------------------------
+
+
+# Ensures the "Undo turn" lens command undoes the turn: the file on disk goes back.
+async def test_undo_turn_lens_undoes_turn(client, repo: Path):
+    turn = await agent_turn(client, repo)
+    uri = open_document(client, repo, "src/app.py")
+    lenses = await code_lenses(client, uri)
+    undo = next(lens for lens in lenses if lens.command.title == "Undo turn")
+    result = await execute(client, undo)
+    assert result["turnsUndone"] == 1
+    assert read(repo, "src/app.py") == ORIGINAL
+    listing = await request(client, "snapshot/list")
+    assert [(t["id"], t["state"]) for t in listing["turns"]] == [(turn["id"], "undone")]
+
+
+# Ensures the "Show diff" lens command returns that file's diff for the turn.
+async def test_show_diff_lens_returns_file_diff(client, repo: Path):
+    turn = await agent_turn(client, repo)
+    uri = open_document(client, repo, "src/app.py")
+    show = [lens for lens in await code_lenses(client, uri) if lens.command.title == "Show diff"]
+    result = await execute(client, show[0])
+    assert result["turn"]["id"] == turn["id"]
+    assert [f["path"] for f in result["files"]] == ["src/app.py"]
+
+
+# ---- 18 refresh --------------------------------------------------------------------------------
+
+
+# Ensures a timeline change makes the server ask the client to refresh its lenses.
+async def test_timeline_change_requests_lens_refresh(client, repo: Path):
+    await request(client, "snapshot/list")
+    await asyncio.sleep(0.6)  # past one watcher poll: nothing changed yet
+    assert client.lens_refreshes == 0
+    await agent_turn(client, repo)
+    for _ in range(50):
+        if client.lens_refreshes > 0:
+            break
+        await asyncio.sleep(0.1)
+    assert client.lens_refreshes > 0

@@ -1,0 +1,330 @@
+"""Crash safety: an operation killed at any point leaves a whole state, never a mix.
+
+Each test runs a scripted scenario, kills the operation after its N-th file write or
+ref update (TURNBACK_FAULT_AFTER) for every N until it completes, lets the next
+process recover, and checks that the work tree is exactly the state before or after
+the operation, that the timeline agrees, and that `git fsck` is clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from helpers import (
+    SERVER_ENV,
+    cli_json,
+    git,
+    git_run,
+    make_repo,
+    run_cli,
+    tree_state,
+    write,
+)
+
+FILES = {"a.txt": "a\n", "dir/b.txt": "b\n", "dir/c.txt": "c\n", "run.sh": "echo hi\n"}
+
+
+def agent_turn(repo: Path) -> None:
+    """An agent turn touching every kind of change: edit, delete, create, rename, chmod."""
+    write(repo, "a.txt", "a, edited by the agent\n")
+    (repo / "dir/b.txt").unlink()
+    write(repo, "new/x.txt", "created\n")
+    (repo / "dir/c.txt").rename(repo / "dir/d.txt")
+    os.chmod(repo / "run.sh", 0o755)
+
+
+def scenario(root: Path) -> tuple[Path, dict, dict]:
+    """A repository with one sealed agent turn; the states before and after it."""
+    repo = make_repo(root, FILES)
+    before = tree_state(repo)
+    cli_json(repo, "capture", "--label", "turn")
+    agent_turn(repo)
+    cli_json(repo, "capture", "--phase", "after")
+    return repo, before, tree_state(repo)
+
+
+def killed_at(repo: Path, step: int, *args: str) -> bool:
+    """Runs a CLI operation that dies after its `step`-th durable step; False if it finished."""
+    done = subprocess.run(
+        [sys.executable, "-m", "turnback", *args],
+        cwd=repo,
+        env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": str(step)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode in (0, -signal.SIGKILL), done.stderr
+    return done.returncode == -signal.SIGKILL
+
+
+def recover(repo: Path) -> dict:
+    """The next process: any locked operation recovers; list says what the timeline holds."""
+    listing = cli_json(repo, "list")
+    fsck = git_run(repo, "fsck", "--full", "--no-dangling")
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert "journal" not in git(repo, "for-each-ref", "refs/turnback")
+    staging = repo / ".git/turnback/staging"
+    assert not staging.is_dir() or not any(staging.iterdir()), "temporary files left behind"
+    return listing
+
+
+def kill_everywhere(tmp_path: Path, prepare, operation: tuple[str, ...], check) -> int:
+    """Kills `operation` at step 1, 2, ... until it completes; returns the steps tried."""
+    step = 0
+    while True:
+        step += 1
+        assert step < 100, "the operation never completed"
+        repo, *states = prepare(tmp_path / f"run{step}")
+        died = killed_at(repo, step, *operation)
+        check(repo, recover(repo), *states)
+        if not died:
+            print(f"{' '.join(operation)}: killed at each of {step - 1} points, then completed")
+            return step
+
+
+# Ensures an undo killed at any step recovers to exactly the state before or after it.
+def test_undo_killed_at_every_step(tmp_path: Path):
+    def check(repo: Path, listing: dict, before: dict, after: dict) -> None:
+        state = tree_state(repo)
+        assert state in (before, after), "a mix of states"
+        expected = "undone" if state == before else "active"
+        assert listing["turns"][0]["state"] == expected
+
+    steps = kill_everywhere(tmp_path, scenario, ("undo",), check)
+    assert steps >= 6  # journal, five files, timeline ref: every point was exercised
+
+
+# Ensures temporary files written beside their targets (staging on another file system)
+# never survive a crash: the next process sweeps them.
+def test_undo_killed_with_temporary_files_beside_the_targets(tmp_path: Path):
+    def unusable_staging(root: Path) -> tuple[Path, dict, dict]:
+        repo, before, after = scenario(root)
+        staging = repo / ".git/turnback/staging"
+        if staging.is_dir():
+            staging.rmdir()
+        staging.write_text("not a directory\n")
+        # The user's own file that looks like one of ours must survive every sweep.
+        lookalike = "dir/.turnback-0123456789abcdef-deadbeef.tmp"
+        write(repo, lookalike, "mine\n")
+        mine = {lookalike: tree_state(repo)[lookalike]}
+        return repo, {**before, **mine}, {**after, **mine}
+
+    def check(repo: Path, listing: dict, before: dict, after: dict) -> None:
+        assert tree_state(repo) in (before, after), "a mix of states, or a temporary file"
+
+    assert kill_everywhere(tmp_path, unusable_staging, ("undo",), check) >= 10
+
+
+# Ensures a redo killed at any step recovers to exactly the state before or after it.
+def test_redo_killed_at_every_step(tmp_path: Path):
+    def undone(root: Path) -> tuple[Path, dict, dict]:
+        repo, before, after = scenario(root)
+        cli_json(repo, "undo")
+        return repo, before, after
+
+    def check(repo: Path, listing: dict, before: dict, after: dict) -> None:
+        state = tree_state(repo)
+        assert state in (before, after), "a mix of states"
+        expected = "active" if state == after else "undone"
+        assert listing["turns"][0]["state"] == expected
+
+    assert kill_everywhere(tmp_path, undone, ("redo",), check) >= 6
+
+
+# Ensures a capture killed at any step leaves the files alone and a whole timeline.
+def test_capture_killed_at_every_step(tmp_path: Path):
+    def sealed(root: Path) -> tuple[Path, dict]:
+        repo, _before, after = scenario(root)
+        write(repo, "a.txt", "the user's next edit\n")
+        return repo, tree_state(repo)
+
+    def check(repo: Path, listing: dict, state: dict) -> None:
+        assert tree_state(repo) == state
+        assert [t["turn"] for t in listing["turns"]] in ([1], [2, 1])
+
+    assert kill_everywhere(tmp_path, sealed, ("capture", "--label", "next"), check) >= 2
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _big_turn(root: Path, count: int) -> tuple[Path, dict, dict]:
+    """A repository where one sealed turn rewrote `count` files."""
+    repo = make_repo(root, {f"d{i % 20}/f{i}.txt": f"{i}\n" for i in range(count)})
+    before = tree_state(repo)
+    cli_json(repo, "capture", "--label", "big")
+    for i in range(count):
+        write(repo, f"d{i % 20}/f{i}.txt", f"{i} edited by the agent\n")
+    cli_json(repo, "capture", "--phase", "after")
+    return repo, before, tree_state(repo)
+
+
+def _start_undo(repo: Path) -> subprocess.Popen:
+    """The real server, asked over stdio to undo the turn."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "turnback", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        env=SERVER_ENV,
+    )
+    assert server.stdin is not None
+    init = {"processId": None, "rootUri": repo.as_uri(), "capabilities": {}}
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "snapshot/undo", "params": {}},
+    ):
+        server.stdin.write(_frame(message))
+    server.stdin.flush()
+    return server
+
+
+# Ensures kill -9 of the real server during an undo of thousands of files is recovered whole.
+def test_server_killed_during_big_undo(tmp_path: Path):
+    count = 2000
+    mid_restore = 0
+    # Moments: before the restore starts, and 0, 0.1 and 0.3 s into its writes.
+    for n, after_journal in enumerate((None, 0.0, 0.1, 0.3)):
+        repo, before, after = _big_turn(tmp_path / f"big{n}", count)
+        journal = repo / ".git/refs/turnback/main/journal"
+        server = _start_undo(repo)
+        if after_journal is None:
+            time.sleep(0.2)
+        else:
+            deadline = time.monotonic() + 30
+            while not journal.exists() and time.monotonic() < deadline:
+                time.sleep(0.002)
+            time.sleep(after_journal)
+        server.kill()
+        server.wait(timeout=10)
+        mid_restore += journal.exists()
+
+        listing = recover(repo)
+        state = tree_state(repo)
+        assert state in (before, after), f"a mix of states after kill {n}"
+        assert listing["turns"][0]["state"] == ("undone" if state == before else "active")
+    print(f"server killed 4 times during a {count}-file undo, {mid_restore} mid-restore")
+    assert mid_restore >= 2, "the kills must land while files are being written"
+
+
+# Ensures the CLI reports a recovery it made (the user is told, not left guessing).
+def test_recovery_is_reported(tmp_path: Path):
+    repo, _before, after = scenario(tmp_path / "repo")
+    assert killed_at(repo, 3, "undo")  # the journal, then two of the five files
+    done = run_cli(repo, "list")
+    assert done.returncode == 0
+    assert "rolled back an interrupted undo" in done.stderr
+    assert tree_state(repo) == after
+
+
+# Ensures a temporary file that a power loss put back in the staging directory (its
+# rename never reached the disk) is removed by the next operation, journal or not.
+def test_stray_staged_files_are_swept(tmp_path: Path):
+    repo, _before, after = scenario(tmp_path / "repo")
+    staging = repo / ".git/turnback/staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    (staging / ".turnback-0123456789abcdef-deadbeef.tmp").write_text("stale\n")
+    recover(repo)  # asserts the staging directory is empty
+    assert tree_state(repo) == after
+
+
+def _killed_midway(root: Path) -> tuple[Path, dict]:
+    """An undo killed after its journal and two deletes (new/x.txt, dir/d.txt); the
+    state before it (the agent's turn), which recovery must bring back."""
+    repo, _before, after = scenario(root)
+    assert killed_at(repo, 3, "undo")
+    assert not (repo / "new/x.txt").exists() and not (repo / "dir/d.txt").exists()
+    return repo, after
+
+
+def _rescued(repo: Path) -> list[dict]:
+    timeline = git(repo, "show", "refs/turnback/main/sessions/default:session.json")
+    return json.loads(timeline)["rescued"]
+
+
+# Ensures recovery leaves a file the user changed after the crash (matching neither the
+# state before nor after the interrupted undo) as it is, says so, and rolls back the rest.
+def test_recovery_keeps_files_the_user_changed_after_the_crash(tmp_path: Path):
+    repo, after = _killed_midway(tmp_path / "repo")
+    write(repo, "a.txt", "the user's edit of a file not yet rolled back\n")
+    write(repo, "new/x.txt", "the user's own file where undo had deleted one\n")
+    mine = {p: tree_state(repo)[p] for p in ("a.txt", "new/x.txt")}
+
+    done = run_cli(repo, "list")
+    assert done.returncode == 0, done.stderr
+    assert "rolled back an interrupted undo" in done.stderr
+    assert "left as they are (yours): a.txt, new/x.txt" in done.stderr
+    assert tree_state(repo) == {**after, **mine}  # dir/d.txt is back, the edits are kept
+    listing = recover(repo)
+    assert listing["turns"][0]["state"] == "active"
+    # What the interrupted undo replaced stays reachable, as a rescued version the user can
+    # list and put back: the agent's a.txt, say.
+    assert git(repo, "show", f"{_rescued(repo)[-1]['commit']}:a.txt") == "a, edited by the agent\n"
+    assert [(r["reason"], r["files"]) for r in listing["rescued"]] == [
+        ("recoveryKept", ["a.txt", "new/x.txt"])
+    ]
+
+
+# Ensures a user who keeps typing into the turn's files while recovery runs is never
+# overwritten: every read-back between keystrokes finds the user's own last write.
+def test_recovery_never_overwrites_a_user_who_keeps_typing(tmp_path: Path):
+    repo, after = _killed_midway(tmp_path / "repo")
+    typed = ("a.txt", "new/x.txt")
+    foreign: list[str] = []
+    stop = threading.Event()
+
+    def typist() -> None:
+        n = 0
+        while not stop.is_set():
+            for rel in typed:
+                n += 1
+                content = f"keystroke {n}\n"
+                write(repo, rel, content)
+                time.sleep(0.001)
+                seen = (repo / rel).read_text()
+                if seen != content:
+                    foreign.append(f"{rel}: {seen!r}")
+
+    thread = threading.Thread(target=typist)
+    thread.start()
+    try:
+        time.sleep(0.05)  # the user is typing before recovery starts
+        done = run_cli(repo, "list")
+    finally:
+        stop.set()
+        thread.join()
+    assert done.returncode == 0, done.stderr
+    assert not foreign, f"recovery wrote over the user: {foreign[:3]}"
+    state = tree_state(repo)
+    assert {p: v for p, v in state.items() if p not in typed} == {
+        p: v for p, v in after.items() if p not in typed
+    }
+    assert all(state[p][1].startswith(b"keystroke ") for p in typed)
+
+
+# Ensures recovery never opens, replaces or deletes a FIFO the user made at a journal
+# path after the crash, and finishes in bounded time, reporting the path.
+def test_recovery_leaves_a_fifo_at_a_journal_path(tmp_path: Path):
+    repo, after = _killed_midway(tmp_path / "repo")
+    (repo / "a.txt").unlink()
+    os.mkfifo(repo / "a.txt")  # where the rollback has nothing to do: a.txt is as before
+    (repo / "new").mkdir(exist_ok=True)
+    os.mkfifo(repo / "new/x.txt")  # where the rollback must put a file back
+
+    done = run_cli(repo, "list")  # run_cli times out (fails) if anything blocks
+    assert done.returncode == 0, done.stderr
+    assert "left as they are (yours): a.txt, new/x.txt" in done.stderr
+    for rel in ("a.txt", "new/x.txt"):
+        assert stat.S_ISFIFO(os.lstat(repo / rel).st_mode), f"{rel} is no longer the FIFO"
+    assert (repo / "dir/d.txt").read_text() == "c\n"

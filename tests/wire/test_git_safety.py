@@ -1,0 +1,433 @@
+"""turnback must never disturb the user's git state, and its snapshots must survive git itself.
+
+Every test drives the real server over stdio (pytest-lsp) against real repositories made with
+the git CLI; the server runs with no git identity and a private data directory
+(tests/helpers/env.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pygit2
+import pytest
+from pytest_lsp import LanguageClient
+
+from helpers import (
+    capture,
+    git,
+    git_run,
+    list_turns,
+    make_repo,
+    read,
+    redo,
+    request,
+    start_server,
+    tree_state,
+    undo,
+    write,
+)
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def git_state(repo: Path) -> dict[str, object]:
+    """Everything of the user's git state that turnback must leave alone (read without locks)."""
+    dot = repo / ".git"
+    return {
+        "status": git(repo, "--no-optional-locks", "status", "--porcelain=v1", "-uall"),
+        "index": (dot / "index").read_bytes(),
+        "HEAD file": (dot / "HEAD").read_bytes(),
+        "HEAD commit": git(repo, "rev-parse", "HEAD"),
+        "refs": [
+            line
+            for line in git(repo, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+            if not line.startswith("refs/turnback/")
+        ],
+        "stash": git(repo, "stash", "list"),
+        "config": (dot / "config").read_bytes(),
+    }
+
+
+def all_ref_names(repo: Path) -> set[str]:
+    return set(git(repo, "for-each-ref", "--format=%(refname)").split())
+
+
+# ---- 1: the user's git state is left alone -------------------------------------------------
+
+
+# Ensures capture/undo/redo leave status, index bytes, HEAD, refs, stash and config untouched.
+async def test_user_git_state_is_untouched(client, repo: Path):
+    # A stash, a staged change, an unstaged change and an untracked file: a busy repository.
+    write(repo, "README.md", "stashed\n")
+    git(repo, "stash", "push", "-q", "-m", "user stash")
+    write(repo, "staged.txt", "staged\n")
+    git(repo, "add", "staged.txt")
+    write(repo, "src/app.py", "print('unstaged')\n")
+    write(repo, "notes.txt", "untracked\n")
+    refs_before = all_ref_names(repo)
+    assert git_state(repo)["stash"], "the stash must exist for the check to mean anything"
+
+    start = git_state(repo)
+    await capture(client, label="t1")
+    assert git_state(repo) == start
+    write(repo, "src/app.py", "print('agent 1')\n")
+    write(repo, "agent.txt", "new\n")
+    after_t1 = git_state(repo)
+    await capture(client, phase="after")
+    assert git_state(repo) == after_t1
+    await capture(client, label="t2")
+    assert git_state(repo) == after_t1
+    write(repo, "README.md", "agent 2\n")
+    (repo / "notes.txt").unlink()
+    after_t2 = git_state(repo)
+    await capture(client, phase="after")
+    assert git_state(repo) == after_t2
+
+    assert (await undo(client))["turnsUndone"] == 1
+    assert git_state(repo) == after_t1
+    assert (await redo(client))["turnsRedone"] == 1
+    assert git_state(repo) == after_t2
+
+    added = all_ref_names(repo) - refs_before
+    assert added, "captures must be anchored by refs"
+    assert all(name.startswith("refs/turnback/") for name in added), added
+    assert refs_before <= all_ref_names(repo)
+
+
+# ---- 2: no hook ever fires -----------------------------------------------------------------
+
+HOOKS = (
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "post-index-change",
+    "fsmonitor-watchman",
+)
+
+
+# Ensures capture, undo and redo run no git hook at all (libgit2 writes, never the git CLI).
+async def test_no_hook_fires(client, repo: Path, tmp_path: Path):
+    marker = tmp_path / "hooks-fired.txt"
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    for name in HOOKS:
+        hook = hooks / name
+        hook.write_text(f'#!/bin/sh\necho "{name} $*" >> "{marker}"\nexit 0\n')
+        hook.chmod(0o755)
+
+    write(repo, "src/app.py", "print('before turn')\n")
+    await capture(client, label="t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    write(repo, "new.txt", "new\n")
+    await capture(client, phase="after")
+    await capture(client, label="t2")
+    (repo / "README.md").unlink()
+    assert (await undo(client, count=2))["turnsUndone"] == 2
+    assert (await redo(client, count=2))["turnsRedone"] == 2
+    await list_turns(client)
+    assert not marker.exists(), marker.read_text()
+
+    # The hooks are live: a real commit fires them, so the check above can fail.
+    git(repo, "commit", "-q", "--allow-empty", "-m", "hook check")
+    assert "pre-commit" in marker.read_text()
+
+
+# ---- 3 and 4: snapshots survive git gc -----------------------------------------------------
+
+
+def gc_everything(repo: Path) -> None:
+    """The most aggressive gc a user can run: reflogs expired, unreachable objects deleted."""
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    fsck = git_run(repo, "fsck", "--no-dangling", "--no-progress")
+    assert fsck.returncode == 0 and not fsck.stdout.strip(), fsck.stdout + fsck.stderr
+
+
+def loose_objects(repo: Path) -> int:
+    objects = repo / ".git" / "objects"
+    return sum(1 for d in objects.glob("[0-9a-f][0-9a-f]") for _ in d.iterdir())
+
+
+# Ensures a snapshot's objects are reachable, so gc --prune=now loses nothing undo needs.
+async def test_snapshot_survives_gc(client, repo: Path):
+    # Content that exists nowhere but in the snapshot: an unstaged edit and an untracked file.
+    write(repo, "src/app.py", "print('only in the snapshot')\n")
+    write(repo, "scratch/idea.txt", "an untracked idea\n")
+    before = tree_state(repo)
+    await capture(client, label="t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    (repo / "scratch" / "idea.txt").unlink()
+    write(repo, "agent.txt", "agent file\n")
+
+    gc_everything(repo)
+    assert loose_objects(repo) == 0, "gc must have packed or pruned every object"
+    result = await undo(client)
+    assert result["turnsUndone"] == 1
+    assert tree_state(repo) == before
+    gc_everything(repo)
+
+
+# Ensures a long-lived server's caches stay valid across a gc between captures.
+async def test_long_lived_server_survives_gc_between_captures(client, repo: Path):
+    states = [tree_state(repo)]
+    await capture(client, label="t1")
+    write(repo, "src/app.py", "print('turn 1')\n")
+    write(repo, "docs/one.md", "one\n")
+    states.append(tree_state(repo))
+    await capture(client, label="t2")
+
+    gc_everything(repo)
+    write(repo, "docs/one.md", "one, edited\n")
+    write(repo, "docs/two.md", "two\n")
+    (repo / "README.md").unlink()
+    states.append(tree_state(repo))
+    await capture(client, label="t3")
+    write(repo, "src/app.py", "print('turn 3')\n")
+    write(repo, "docs/three.md", "three\n")
+    states.append(tree_state(repo))
+
+    for expected in reversed(states[:-1]):
+        assert (await undo(client))["turnsUndone"] == 1
+        assert tree_state(repo) == expected
+    for expected in states[1:]:
+        assert (await redo(client))["turnsRedone"] == 1
+        assert tree_state(repo) == expected
+    gc_everything(repo)
+
+
+async def _unanchor_by_diff(client: LanguageClient) -> None:
+    await request(client, "snapshot/diff", {})
+
+
+async def _unanchor_by_dry_run(client: LanguageClient) -> None:
+    assert (await undo(client, dryRun=True))["dryRun"] is True
+
+
+async def _unanchor_by_prune(client: LanguageClient) -> None:
+    await capture(client, label="doomed")
+    assert (await request(client, "snapshot/prune", {"keep": 0}))["removedSessions"]
+
+
+# Ensures work-tree content hashed but not kept by any turn (by a diff, a dry run or a prune)
+# cannot poison later captures once gc deletes it: captures keep working and undo restores.
+@pytest.mark.parametrize(
+    "unanchor",
+    [_unanchor_by_diff, _unanchor_by_dry_run, _unanchor_by_prune],
+    ids=["diff", "dryRun", "prune"],
+)
+async def test_gc_after_unanchored_hashing(client, repo: Path, unanchor):
+    await capture(client, label="t1")
+    write(repo, "src/app.py", "print('hashed, then unanchored')\n")
+    write(repo, "docs/extra.md", "hashed, then unanchored\n")
+    await unanchor(client)
+    gc_everything(repo)
+    expected = tree_state(repo)
+    await capture(client, label="t2")
+    write(repo, "src/app.py", "print('agent')\n")
+    (repo / "docs" / "extra.md").unlink()
+    assert (await undo(client))["turnsUndone"] == 1
+    assert tree_state(repo) == expected
+    gc_everything(repo)
+
+
+# ---- 5: unborn HEAD, no identity -------------------------------------------------------------
+
+
+# Ensures a repository with no commits (and no git identity) can be captured, undone and redone.
+async def test_unborn_head_without_identity(tmp_path: Path):
+    root = tmp_path / "fresh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "staged.txt", "staged\n")
+    git(root, "add", "staged.txt")
+    write(root, "untracked.txt", "untracked\n")
+    start = tree_state(root)
+    index_bytes = (root / ".git" / "index").read_bytes()
+
+    async with start_server(root) as client:
+        turn = await capture(client, label="t1")
+        assert turn["turn"] == 1 and turn["state"] == "active"
+        write(root, "staged.txt", "agent\n")
+        write(root, "agent.txt", "agent\n")
+        (root / "untracked.txt").unlink()
+        edited = tree_state(root)
+        assert (await undo(client))["turnsUndone"] == 1
+        assert tree_state(root) == start
+        assert (await redo(client))["turnsRedone"] == 1
+        assert tree_state(root) == edited
+
+    assert git(root, "rev-parse", "--verify", "-q", "HEAD", check=False) == ""
+    assert git(root, "for-each-ref", "--format=%(refname)", "refs/heads") == ""
+    assert (root / ".git" / "index").read_bytes() == index_bytes
+
+
+# ---- 6: a plain folder ----------------------------------------------------------------------
+
+
+def dot_git_entries(root: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        found += [str(Path(dirpath, n)) for n in dirnames + filenames if n == ".git"]
+    return found
+
+
+# Ensures a folder without git works, honours .gitignore, and never gets a `.git` of its own.
+async def test_plain_folder(tmp_path: Path):
+    root = tmp_path / "plain"
+    write(root, ".gitignore", "*.log\nsecret/\n")
+    write(root, "main.py", "print('v1')\n")
+    write(root, "pkg/util.py", "X = 1\n")
+    write(root, "debug.log", "log v1\n")
+    write(root, "secret/key.txt", "key v1\n")
+    assert pygit2.discover_repository(str(root)) is None, "the test folder must not be in a repo"
+
+    async with start_server(root) as client:
+        turn = await capture(client, label="t1")
+        assert turn["skipped"] == []  # ignored files are left out silently
+        assert dot_git_entries(root) == []
+        write(root, "main.py", "print('agent')\n")
+        write(root, "pkg/new.py", "NEW = 1\n")
+        (root / "pkg" / "util.py").unlink()
+        write(root, "debug.log", "log v2\n")
+        write(root, "secret/key.txt", "key v2\n")
+        write(root, "fresh.log", "a new ignored file\n")
+        edited = tree_state(root)
+
+        assert (await undo(client))["turnsUndone"] == 1
+        assert read(root, "main.py") == "print('v1')\n"
+        assert read(root, "pkg/util.py") == "X = 1\n"
+        assert not (root / "pkg" / "new.py").exists()
+        # Ignored files were never snapshotted: undo leaves them exactly as they are.
+        assert read(root, "debug.log") == "log v2\n"
+        assert read(root, "secret/key.txt") == "key v2\n"
+        assert read(root, "fresh.log") == "a new ignored file\n"
+        assert dot_git_entries(root) == []
+
+        assert (await redo(client))["turnsRedone"] == 1
+        assert tree_state(root) == edited
+        assert dot_git_entries(root) == []
+    assert dot_git_entries(root) == []
+
+
+# ---- 7: linked worktrees --------------------------------------------------------------------
+
+
+# Ensures a linked worktree has its own timeline and its undo touches only its own files.
+async def test_linked_worktree_is_isolated(client, repo: Path, tmp_path: Path):
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(wt), "-b", "feature")
+    wt_uri = wt.as_uri()
+
+    await capture(client, workspace=wt_uri, label="wt-1")
+    await capture(client, label="main-1")
+    await capture(client, label="main-2")
+    write(wt, "src/app.py", "print('wt agent')\n")
+    write(wt, "wt-only.txt", "wt\n")
+    write(repo, "src/app.py", "print('main agent')\n")
+    main_files = tree_state(repo)
+
+    wt_list = await list_turns(client, workspace=wt_uri)
+    main_list = await list_turns(client)
+    assert [t["label"] for t in wt_list["turns"]] == ["wt-1"]
+    assert [t["label"] for t in main_list["turns"]] == ["main-2", "main-1"]
+    assert [s["turns"] for s in wt_list["sessions"]] == [1]
+    assert [s["turns"] for s in main_list["sessions"]] == [2]
+
+    result = await undo(client, workspace=wt_uri)
+    assert result["turnsUndone"] == 1
+    assert read(wt, "src/app.py") == "print('v1')\n"
+    assert not (wt / "wt-only.txt").exists()
+    assert tree_state(repo) == main_files
+    after = await list_turns(client)
+    assert [t["state"] for t in after["turns"]] == ["active", "active"]
+    assert git(wt, "rev-parse", "--abbrev-ref", "HEAD").strip() == "feature"
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+
+
+# ---- 8: racy stat data -----------------------------------------------------------------------
+
+
+# Ensures a same-size rewrite that keeps the old mtime is still seen (no stale stat cache hit).
+async def test_racy_rewrite_with_same_size_and_mtime_is_seen(client, repo: Path):
+    original = "print('v2')\n"
+    rewritten = "print('v3')\n"
+    assert len(original) == len(rewritten)
+    while time.time() % 1 > 0.2:  # start early in a second, so all of it fits in that second
+        time.sleep(0.02)
+    write(repo, "src/app.py", original)
+    write(repo, "fresh.txt", "aaaa\n")
+    before = os.stat(repo / "src" / "app.py")
+    fresh = os.stat(repo / "fresh.txt")
+    await capture(client, label="t1")
+    write(repo, "src/app.py", rewritten)
+    write(repo, "fresh.txt", "bbbb\n")
+    os.utime(repo / "src" / "app.py", ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.utime(repo / "fresh.txt", ns=(fresh.st_atime_ns, fresh.st_mtime_ns))
+    assert int(time.time()) == int(before.st_mtime), "the rewrite must fall in the same second"
+    assert os.stat(repo / "src" / "app.py").st_mtime_ns == before.st_mtime_ns
+
+    await capture(client, phase="after")
+    assert (await undo(client))["turnsUndone"] == 1
+    assert read(repo, "src/app.py") == original
+    assert read(repo, "fresh.txt") == "aaaa\n"
+    assert (await redo(client))["turnsRedone"] == 1
+    assert read(repo, "src/app.py") == rewritten
+    assert read(repo, "fresh.txt") == "bbbb\n"
+
+
+# ---- 9: skipped paths -------------------------------------------------------------------------
+
+
+# Ensures every left-out kind is reported with its reason, and tracked files in `build` are kept.
+async def test_skipped_reasons_and_tracked_build_dir(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"README.md": "hello\n", "build/keep.txt": "committed\n"})
+    write(root, "big.bin", b"x" * 2048)
+    write(root, "small.txt", "small\n")
+    for n in range(6):
+        write(root, f"many/f{n}.txt", f"{n}\n")
+    write(root, "node_modules/pkg/index.js", "module.exports = 1\n")
+    nested = make_repo(root / "nested", {"inner.txt": "inner\n"})
+    assert (nested / ".git").is_dir()
+    write(root, "build/keep.txt", "edited before the turn\n")
+
+    async with start_server(root, untrackedFileSizeLimit=1024, untrackedDirFileLimit=5) as client:
+        turn = await capture(client, label="t1")
+        reasons = {item["path"]: item["reason"] for item in turn["skipped"]}
+        assert reasons == {
+            "big.bin": "tooLarge",
+            "many": "tooManyFiles",
+            "node_modules": "excludedDirectory",
+            "nested": "nestedRepository",
+        }
+        listed = (await list_turns(client))["turns"][0]["skipped"]
+        assert listed == turn["skipped"]
+
+        write(root, "build/keep.txt", "agent\n")
+        write(root, "small.txt", "agent\n")
+        assert (await undo(client))["turnsUndone"] == 1
+        assert read(root, "build/keep.txt") == "edited before the turn\n"
+        assert read(root, "small.txt") == "small\n"
+        # Skipped paths are left alone by undo.
+        assert (root / "big.bin").read_bytes() == b"x" * 2048
+        assert read(root, "nested/inner.txt") == "inner\n"

@@ -1,0 +1,387 @@
+"""`turnback hook <harness> <event>` as each harness runs it: a real process fed the
+harness's documented JSON on stdin, in a real git repository."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from helpers import SERVER_ENV, capture, cli_json, git_run, read, request, tree_state, write
+
+PROMPT = "Rename the helper and drop the old notes\nThen run the tests."
+LABEL = "Rename the helper and drop the old notes"
+
+
+def _claude(root: Path) -> tuple[dict, dict]:
+    """Claude Code 2.1.328's UserPromptSubmit and Stop stdin (seen on this machine)."""
+    base = {"session_id": "c1f0", "transcript_path": "/t/c1f0.jsonl", "cwd": str(root)}
+    return (
+        {**base, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT, "prompt_id": "p-7"},
+        {**base, "hook_event_name": "Stop", "stop_hook_active": False},
+    )
+
+
+def _codex(root: Path) -> tuple[dict, dict]:
+    """Codex CLI 0.169.0's UserPromptSubmit and Stop stdin (seen on this machine)."""
+    base = {
+        "session_id": "019a-codex",
+        "turn_id": "turn-3",
+        "transcript_path": "/t/rollout.jsonl",
+        "cwd": str(root),
+        "model": "m",
+        "permission_mode": "bypassPermissions",
+    }
+    return (
+        {**base, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT},
+        {
+            **base,
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": "ok",
+        },
+    )
+
+
+def _gemini(root: Path) -> tuple[dict, dict]:
+    """Gemini CLI 0.61.0's BeforeAgent and AfterAgent stdin (seen on this machine)."""
+    base = {"session_id": "g-42", "transcript_path": "/t/g.json", "cwd": str(root)}
+    stamp = {"timestamp": "2026-11-23T10:00:00.000Z"}
+    return (
+        {**base, **stamp, "hook_event_name": "BeforeAgent", "prompt": PROMPT},
+        {
+            **base,
+            **stamp,
+            "hook_event_name": "AfterAgent",
+            "prompt": PROMPT,
+            "prompt_response": "done",
+            "stop_hook_active": False,
+        },
+    )
+
+
+def _opencode(root: Path) -> tuple[dict, dict]:
+    """What turnback's own OpenCode plugin sends from chat.message and session.idle."""
+    return (
+        {"sessionID": "ses_abc", "messageID": "msg_1", "prompt": PROMPT, "cwd": str(root)},
+        {"sessionID": "ses_abc", "cwd": str(root)},
+    )
+
+
+def _cursor(root: Path) -> tuple[dict, dict]:
+    """Cursor's beforeSubmitPrompt and stop stdin (cursor.com/docs/agent/hooks)."""
+    base = {
+        "conversation_id": "conv-9",
+        "generation_id": "gen-1",
+        "model": "m",
+        "cursor_version": "2.0.77",
+        "workspace_roots": [str(root)],
+    }
+    return (
+        {**base, "hook_event_name": "beforeSubmitPrompt", "prompt": PROMPT, "attachments": []},
+        {**base, "hook_event_name": "stop", "status": "completed", "loop_count": 0},
+    )
+
+
+def _cline(root: Path) -> tuple[dict, dict]:
+    """Cline's UserPromptSubmit and TaskComplete stdin (docs.cline.bot hook reference)."""
+    base = {
+        "clineVersion": "3.40.0",
+        "timestamp": "1763890000000",
+        "taskId": "task-5",
+        "workspaceRoots": [str(root)],
+        "userId": "u",
+    }
+    return (
+        {**base, "hookName": "UserPromptSubmit", "userPromptSubmit": {"prompt": PROMPT}},
+        {
+            **base,
+            "hookName": "TaskComplete",
+            "taskComplete": {"taskMetadata": {"taskId": "task-5", "ulid": "01J"}},
+        },
+    )
+
+
+def _windsurf(root: Path) -> tuple[dict, dict]:
+    """Windsurf's pre_user_prompt and post_cascade_response stdin (docs.windsurf.com)."""
+    base = {
+        "trajectory_id": "traj-8",
+        "execution_id": "exec-2",
+        "timestamp": "2026-11-23T10:00:00Z",
+    }
+    return (
+        {**base, "agent_action_name": "pre_user_prompt", "tool_info": {"user_prompt": PROMPT}},
+        {**base, "agent_action_name": "post_cascade_response", "tool_info": {"response": "ok"}},
+    )
+
+
+#: harness -> (events, payloads, session, ids in metadata, stdout before/after when all is well)
+CASES: dict[str, tuple] = {
+    "claude-code": (
+        ("UserPromptSubmit", "Stop"),
+        _claude,
+        "claude-code:c1f0",
+        {"promptId": "p-7", "transcriptPath": "/t/c1f0.jsonl"},
+        ("", ""),
+    ),
+    "codex": (
+        ("UserPromptSubmit", "Stop"),
+        _codex,
+        "codex:019a-codex",
+        {"turnId": "turn-3", "transcriptPath": "/t/rollout.jsonl"},
+        ("", ""),
+    ),
+    "gemini": (
+        ("BeforeAgent", "AfterAgent"),
+        _gemini,
+        "gemini:g-42",
+        {"transcriptPath": "/t/g.json"},
+        ("", ""),
+    ),
+    "opencode": (
+        ("chat.message", "session.idle"),
+        _opencode,
+        "opencode:ses_abc",
+        {"messageId": "msg_1"},
+        ("", ""),
+    ),
+    "cursor": (
+        ("beforeSubmitPrompt", "stop"),
+        _cursor,
+        "cursor:conv-9",
+        {"generationId": "gen-1"},
+        ('{"continue": true}\n', "{}\n"),
+    ),
+    "cline": (
+        ("UserPromptSubmit", "TaskComplete"),
+        _cline,
+        "cline:task-5",
+        {},
+        ('{"cancel": false}\n', '{"cancel": false}\n'),
+    ),
+    "windsurf": (
+        ("pre_user_prompt", "post_cascade_response"),
+        _windsurf,
+        "windsurf:traj-8",
+        {"executionId": "exec-2"},
+        ("", ""),
+    ),
+}
+
+
+def run_hook(
+    root: Path, harness: str, event: str, payload: dict | str, **env: str
+) -> subprocess.CompletedProcess:
+    """`turnback hook HARNESS EVENT` in `root` with `payload` on stdin, as a harness runs it."""
+    stdin = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "turnback", "hook", harness, event],
+        cwd=root,
+        env={**SERVER_ENV, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def agent_edits(root: Path) -> None:
+    """What an agent turn does: write, edit, delete and rename files."""
+    write(root, "src/new.py", "x = 1\n")
+    write(root, "README.md", "hello, agent\n")
+    os.remove(root / "src/app.py")
+    write(root, "notes.txt", "old notes\n") if not (root / "notes.txt").exists() else None
+    os.rename(root / "notes.txt", root / "NOTES.md")
+
+
+def hook_log(root: Path) -> str:
+    path = root / ".git" / "turnback" / "hook.log"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+# Proves each harness's before/after hooks make exactly one sealed turn in the harness's
+# own session, labelled with the prompt's first line, with its ids in the metadata; stdout
+# is exactly what the harness expects; undo gives the tree back and names the prompt.
+@pytest.mark.parametrize("harness", list(CASES))
+def test_hook_before_after_makes_one_sealed_turn(repo: Path, harness: str):
+    (before_event, after_event), payloads, session, ids, (out_before, out_after) = CASES[harness]
+    before, after = payloads(repo)
+    write(repo, "ignored/cache.bin", "keep me\n")
+    start = tree_state(repo)
+
+    first = run_hook(repo, harness, before_event, before)
+    assert (first.returncode, first.stdout) == (0, out_before), first.stderr
+    agent_edits(repo)
+    second = run_hook(repo, harness, after_event, after)
+    assert (second.returncode, second.stdout) == (0, out_after), second.stderr
+
+    listing = cli_json(repo, "list", "--session", session)
+    [turn] = listing["turns"]
+    assert (turn["label"], turn["sealed"], turn["state"]) == (LABEL, True, "active")
+    expected = {"harness": harness, "cwd": str(repo), "prompt": LABEL, **ids}
+    expected["sessionId"] = session.split(":", 1)[1]
+    assert turn["metadata"] == expected
+    assert hook_log(repo) == ""
+
+    undone = cli_json(repo, "undo", "--session", session)
+    assert tree_state(repo) == start
+    assert undone["agentHint"]["harness"] == harness
+    assert LABEL in undone["agentHint"]["message"]
+
+
+# Proves two prompts of one conversation make two turns in one session, and undoing both
+# gives back the tree as it was before the first.
+def test_two_prompts_one_conversation(repo: Path):
+    before, after = _claude(repo)
+    start = tree_state(repo)
+    for prompt, change in (("first prompt", "one\n"), ("second prompt", "two\n")):
+        run_hook(repo, "claude", "UserPromptSubmit", {**before, "prompt": prompt})
+        write(repo, "src/app.py", change)
+        run_hook(repo, "claude", "Stop", after)
+    turns = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
+    assert [(t["label"], t["sealed"]) for t in turns] == [
+        ("second prompt", True),
+        ("first prompt", True),
+    ]
+    cli_json(repo, "undo", "-n", "2", "--session", "claude-code:c1f0")
+    assert tree_state(repo) == start
+
+
+def _break_storage(root: Path) -> None:
+    """The repository lock path becomes a directory: every capture fails (even as root)."""
+    lock = root / ".git" / "turnback" / "lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    if lock.exists():
+        lock.unlink()
+    (lock / "in-the-way").mkdir(parents=True)
+
+
+#: harness -> what its "after" hook prints when the turn could not be recorded
+_WARN_AFTER: dict[str, Callable[[str], bool]] = {
+    "claude-code": lambda out: "turnback" in json.loads(out)["systemMessage"],
+    "codex": lambda out: "turnback" in json.loads(out)["systemMessage"],
+    "gemini": lambda out: "turnback" in json.loads(out)["systemMessage"],
+}
+
+
+# Proves a hook never blocks the agent when storage is broken: exit 0, stdout still what
+# the harness expects (before: never anything the model would see), the error in the log,
+# and a one-line warning only where the harness shows it to the user alone.
+@pytest.mark.parametrize("harness", list(CASES))
+def test_broken_storage_never_blocks(repo: Path, harness: str):
+    (before_event, after_event), payloads, _session, _ids, (out_before, out_after) = CASES[harness]
+    before, after = payloads(repo)
+    _break_storage(repo)
+    first = run_hook(repo, harness, before_event, before)
+    assert first.returncode == 0
+    if harness == "gemini":  # its systemMessage goes to the user, never the model
+        assert "could not snapshot" in json.loads(first.stdout)["systemMessage"]
+    else:
+        assert first.stdout == out_before
+    assert "before:" in hook_log(repo)
+    second = run_hook(repo, harness, after_event, after)
+    assert second.returncode == 0
+    check = _WARN_AFTER.get(harness)
+    if check is not None:
+        assert second.stdout.count("\n") == 1 and check(second.stdout)
+    else:
+        assert second.stdout == out_after
+
+
+# Proves an "after" hook with no turn opened by a "before" hook does nothing (no turn, no
+# error), and that an unknown event or garbage on stdin still exits 0 and is logged.
+def test_after_without_before_and_bad_input(repo: Path):
+    _, after = _claude(repo)
+    done = run_hook(repo, "claude-code", "Stop", after)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert cli_json(repo, "list")["turns"] == []
+    garbage = run_hook(repo, "claude-code", "UserPromptSubmit", "{not json")
+    assert (garbage.returncode, garbage.stdout) == (0, "")
+    assert "no session id" in hook_log(repo) or "not a JSON object" in hook_log(repo)
+    unknown = run_hook(repo, "no-such-agent", "Stop", after)
+    assert (unknown.returncode, unknown.stdout) == (0, "")
+    assert "unknown harness" in hook_log(repo)
+
+
+# Proves a hook stays within its deadline while another process holds the repository
+# lock, exits 0, logs it, and the "after" hook then seals nothing (the turn was not
+# recorded) instead of sealing an older turn.
+def test_hook_deadline_with_lock_held(repo: Path):
+    before, after = _claude(repo)
+    run_hook(repo, "claude-code", "UserPromptSubmit", {**before, "prompt": "older"})
+    run_hook(repo, "claude-code", "Stop", after)
+    lock_path = repo / ".git" / "turnback" / "lock"
+    with open(lock_path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = run_hook(repo, "claude-code", "UserPromptSubmit", before, TURNBACK_HOOK_TIMEOUT="1")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "gave up after 1 s" in hook_log(repo)
+    write(repo, "src/app.py", "changed after the older turn was sealed\n")
+    done = run_hook(repo, "claude-code", "Stop", after)
+    assert done.returncode == 0 and "did not record" in json.loads(done.stdout)["systemMessage"]
+    [older] = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
+    diff = cli_json(repo, "diff", "--session", "claude-code:c1f0")
+    assert older["label"] == "older" and diff["files"] == []  # its seal was not moved
+
+
+# Proves the hook path imports neither pygit2 nor the engine until it captures (here a
+# Stop with no open turn, which needs no capture).
+def test_hook_is_import_light(repo: Path):
+    code = (
+        "import sys, io\n"
+        "from turnback.cli import main\n"
+        'sys.stdin = io.TextIOWrapper(io.BytesIO(b\'{"session_id": "s"}\'))\n'
+        "main(['hook', 'claude-code', 'Stop'])\n"
+        "print(sorted(m for m in ('pygit2', 'turnback.engine') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, env=SERVER_ENV, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+# Proves a hook in a linked worktree logs under that worktree's own git directory.
+def test_hook_log_in_linked_worktree(repo: Path, tmp_path: Path):
+    other = tmp_path / "wt"
+    assert git_run(repo, "worktree", "add", "-q", str(other)).returncode == 0
+    run_hook(other, "claude-code", "UserPromptSubmit", "[]")
+    log = repo / ".git" / "worktrees" / "wt" / "turnback" / "hook.log"
+    assert "not a JSON object" in log.read_text(encoding="utf-8")
+    assert read(other, "README.md") == "hello\n"
+
+
+# Proves a Stop after the user undid the hook's turn mid-turn seals nothing: the older,
+# already sealed turn keeps its own end state instead of taking the agent's later edits.
+def test_after_does_not_seal_an_older_turn(repo: Path):
+    before, after = _claude(repo)
+    run_hook(repo, "claude-code", "UserPromptSubmit", {**before, "prompt": "older"})
+    write(repo, "src/app.py", "older turn's edit\n")
+    run_hook(repo, "claude-code", "Stop", after)
+    run_hook(repo, "claude-code", "UserPromptSubmit", {**before, "prompt": "newer"})
+    # The user undoes it mid-turn (a running turn: only with force, issue 15).
+    cli_json(repo, "undo", "--force", "--session", "claude-code:c1f0")
+    write(repo, "README.md", "the agent keeps writing\n")
+    done = run_hook(repo, "claude-code", "Stop", after)
+    assert (done.returncode, done.stdout) == (0, "")
+    diff = cli_json(repo, "diff", "1", "--session", "claude-code:c1f0")
+    assert [f["path"] for f in diff["files"]] == ["src/app.py"]
+
+
+# Proves snapshot/capture's `turn` on the wire: an "after" naming the newest active turn
+# seals it; naming another turn fails with noOpenTurn and records nothing.
+async def test_capture_after_with_turn(client, repo: Path):
+    first = await capture(client, label="one")
+    second = await capture(client, label="two")
+    with pytest.raises(JsonRpcException) as info:
+        await request(client, "snapshot/capture", {"phase": "after", "turn": first["id"]})
+    assert info.value.data["reason"] == "noOpenTurn"
+    sealed = await request(client, "snapshot/capture", {"phase": "after", "turn": 2})
+    assert (sealed["id"], sealed["sealed"]) == (second["id"], True)

@@ -1,0 +1,98 @@
+"""The LSP lifecycle as the specification says, spoken raw to the real server process.
+
+pytest-lsp always initializes first and shuts down properly, so these tests write the
+frames themselves (reliability_support.RawServer) to send what a broken client would.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
+from reliability_support import RawServer  # noqa: E402
+
+SERVER_NOT_INITIALIZED = -32002
+INVALID_REQUEST = -32600
+
+
+def _initialize_params(root: Path) -> dict:
+    return {
+        "processId": None,
+        "rootUri": root.as_uri(),
+        "capabilities": {},
+        "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+    }
+
+
+@pytest.fixture
+def raw(repo: Path):
+    """A server that has not been sent anything yet."""
+    server = RawServer(repo, initialize=False)
+    yield server
+    if server.alive():
+        server.proc.kill()
+        server.proc.wait(10)
+
+
+# Ensures a request before `initialize` gets -32002 (no internal error, no traceback), a
+# notification is dropped, and `initialize` then works.
+def test_request_before_initialize_is_server_not_initialized(raw: RawServer, repo: Path):
+    for method in ("snapshot/list", "textDocument/codeLens", "shutdown"):
+        answer = raw.request(method, {}, timeout=30)
+        assert answer["error"]["code"] == SERVER_NOT_INITIALIZED, answer
+        assert "not initialized" in answer["error"]["message"]
+        assert "Traceback" not in str(answer)
+    raw.notify("snapshot/didChange", {})  # dropped: no answer, no crash
+    answer = raw.request("initialize", _initialize_params(repo), timeout=60)
+    assert "capabilities" in answer["result"]
+    raw.notify("initialized", {})
+    assert "turns" in raw.request("snapshot/list", {})["result"]
+
+
+# Ensures a second `initialize` is refused (InvalidRequest), not answered again, and the
+# server keeps serving the first session.
+def test_second_initialize_is_refused(raw: RawServer, repo: Path):
+    assert "result" in raw.request("initialize", _initialize_params(repo), timeout=60)
+    raw.notify("initialized", {})
+    again = raw.request("initialize", _initialize_params(repo), timeout=30)
+    assert "result" not in again
+    assert again["error"]["code"] == INVALID_REQUEST
+    assert "already initialized" in again["error"]["message"]
+    assert "turns" in raw.request("snapshot/list", {})["result"]
+
+
+# Ensures requests after `shutdown` get -32600 InvalidRequest (not silence), and `exit`
+# then ends the process with code 0.
+def test_requests_after_shutdown_are_invalid_and_exit_is_0(raw: RawServer, repo: Path):
+    assert "result" in raw.request("initialize", _initialize_params(repo), timeout=60)
+    raw.notify("initialized", {})
+    assert raw.request("shutdown", None)["result"] is None
+    for method in ("snapshot/list", "snapshot/capture", "shutdown"):
+        answer = raw.request(method, {}, timeout=15)  # TimeoutError when unanswered
+        assert answer["error"]["code"] == INVALID_REQUEST, answer
+        assert "shutting down" in answer["error"]["message"]
+    raw.notify("exit", None)
+    assert raw.proc.wait(15) == 0
+
+
+# Ensures `exit` without `shutdown` ends the server with exit code 1, initialized or not.
+@pytest.mark.parametrize("initialized", [True, False], ids=["initialized", "never-initialized"])
+def test_exit_without_shutdown_exits_1(raw: RawServer, repo: Path, initialized: bool):
+    if initialized:
+        assert "result" in raw.request("initialize", _initialize_params(repo), timeout=60)
+        raw.notify("initialized", {})
+    raw.notify("exit", None)
+    assert raw.proc.wait(15) == 1
+
+
+# Ensures a client that sends `exit` right behind `shutdown`, without waiting for its answer
+# (while the shutdown handler still closes the engines), still gets exit code 0.
+def test_exit_right_behind_shutdown_exits_0(raw: RawServer, repo: Path):
+    assert "result" in raw.request("initialize", _initialize_params(repo), timeout=60)
+    raw.notify("initialized", {})
+    raw.write({"jsonrpc": "2.0", "id": raw.next_id(), "method": "shutdown"})
+    raw.notify("exit", None)
+    assert raw.proc.wait(15) == 0

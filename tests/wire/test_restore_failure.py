@@ -1,0 +1,116 @@
+"""Restores that fail midway roll back, and forced restores never lose what they overwrite."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from helpers import cli_json, git, make_repo, read, request, run_cli, tree_state, write
+
+
+# Ensures a restore that fails midway puts back what it had written and reports restoreFailed.
+async def test_failed_restore_rolls_back(client, repo: Path):
+    write(repo, "data", "tracked file\n")
+    git(repo, "add", "data")
+    git(repo, "commit", "-q", "-m", "data")
+    await request(client, "snapshot/capture", {"label": "turn"})
+    write(repo, "README.md", "agent readme\n")
+    (repo / "data").unlink()
+    # The turn turns `data` into a directory holding an ignored file, which undo must not
+    # delete: so `data` cannot become a file again, after README.md was already written.
+    write(repo, "data/cache.log", "ignored, never touched\n")
+    write(repo, "data/notes.txt", "agent notes\n")
+    await request(client, "snapshot/capture", {"phase": "after"})
+
+    with pytest.raises(JsonRpcException) as failure:
+        await request(client, "snapshot/undo")
+    assert failure.value.code == -32803
+    data = json.loads(json.dumps(failure.value.data, default=lambda o: o._asdict()))
+    assert data["reason"] == "restoreFailed"
+    assert data["rolledBack"] is True and data["path"] == "data"
+    assert data["kept"] == []  # nobody changed a file while the undo ran
+    assert read(repo, "README.md") == "agent readme\n"
+    assert read(repo, "data/notes.txt") == "agent notes\n"
+    assert read(repo, "data/cache.log") == "ignored, never touched\n"
+    listing = await request(client, "snapshot/list")
+    assert [t["state"] for t in listing["turns"]] == ["active"]
+
+
+# Ensures a forced redo keeps what it overwrote in the timeline, reachable from its ref.
+async def test_forced_redo_saves_what_it_overwrote(client, repo: Path):
+    await request(client, "snapshot/capture", {"label": "turn"})
+    write(repo, "src/app.py", "print('agent')\n")
+    await request(client, "snapshot/capture", {"phase": "after"})
+    await request(client, "snapshot/undo")
+    write(repo, "src/app.py", "print('mine, after the undo')\n")
+
+    with pytest.raises(JsonRpcException) as conflict:
+        await request(client, "snapshot/redo")
+    assert conflict.value.code == -32803
+    result = await request(client, "snapshot/redo", {"force": True})
+    assert result["turnsRedone"] == 1
+    assert read(repo, "src/app.py") == "print('agent')\n"
+
+    timeline = json.loads(git(repo, "show", "refs/turnback/main/sessions/default:session.json"))
+    assert timeline["rescued"], "the overwritten state must be kept"
+    saved = git(repo, "show", f"{timeline['rescued'][-1]['commit']}:src/app.py")
+    assert saved == "print('mine, after the undo')\n"
+
+
+_DAC_CAPABILITIES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+
+
+def _without_root_overrides() -> None:
+    """In the child: drop the capabilities that let root ignore permissions, so a
+    mode-555 directory refuses it as it refuses any user (tests run as root)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in _DAC_CAPABILITIES:
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def run_as_user(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """`turnback <args>` as a process that file permissions apply to."""
+    return run_cli(root, *args, preexec_fn=_without_root_overrides)
+
+
+# Ensures an undo that cannot write into a read-only directory names the file and the
+# cause, says truthfully what was written and rolled back, ends its journal, and leaves
+# the next command (an agent hook's capture) working without a chmod.
+@pytest.mark.parametrize("written_first", [False, True], ids=["nothing-written", "one-written"])
+def test_permission_denied_restore_names_the_file_and_the_next_command_works(
+    tmp_path: Path, written_first: bool
+):
+    files = {"docs/guide.md": "guide\n", "src/app.py": "app\n"}
+    if written_first:
+        files["README.md"] = "readme\n"  # sorts first: written before docs/ refuses
+    repo = make_repo(tmp_path / "repo", files)
+    cli_json(repo, "capture", "--label", "turn")
+    for rel in files:
+        write(repo, rel, f"{rel} edited by the agent\n")
+    cli_json(repo, "capture", "--phase", "after")
+    agent_state = tree_state(repo)
+    os.chmod(repo / "docs", 0o555)
+    try:
+        done = run_as_user(repo, "undo")
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "permission denied on docs/guide.md" in done.stderr
+        assert "NOT yet rolled back" not in done.stderr
+        expected = "1 file was already written: rolled back" if written_first else "Nothing"
+        assert expected in done.stderr
+        assert tree_state(repo) == agent_state
+        assert "journal" not in git(repo, "for-each-ref", "refs/turnback")
+
+        nxt = run_as_user(repo, "capture", "--label", "next", "--json")
+        assert nxt.returncode == 0, nxt.stdout + nxt.stderr
+        assert "rolled back" not in nxt.stderr  # nothing was left to recover
+    finally:
+        os.chmod(repo / "docs", 0o755)
+    listing = cli_json(repo, "list")
+    assert [t["state"] for t in listing["turns"]] == ["active", "active"]

@@ -1,0 +1,70 @@
+"""What a restore does to the files themselves: permission bits, and special files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from helpers import cli_json, make_repo, run_cli, write
+
+
+def _mode(repo: Path, rel: str) -> int:
+    return stat.S_IMODE(os.lstat(repo / rel).st_mode)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+# Ensures undo and redo keep the permission bits the file on disk had (0600, 0444), with
+# only the exec bit following the snapshot, and a recreated file gets the umask default.
+def test_undo_and_redo_keep_the_files_permission_bits(tmp_path: Path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {"secret.env": "TOKEN=1\n", "frozen.txt": "v1\n", "tool.sh": "echo 1\n", "gone.txt": "x\n"},
+    )
+    os.chmod(repo / "secret.env", 0o600)
+    os.chmod(repo / "frozen.txt", 0o444)
+    os.chmod(repo / "tool.sh", 0o700)
+    cli_json(repo, "capture", "--label", "turn")
+    for rel in ("secret.env", "frozen.txt", "tool.sh"):  # edited in place: modes stay
+        with open(repo / rel, "a") as handle:
+            handle.write("edited by the agent\n")
+    os.chmod(repo / "tool.sh", 0o600)  # the agent also drops the exec bit
+    (repo / "gone.txt").unlink()
+    cli_json(repo, "capture", "--phase", "after")
+
+    cli_json(repo, "undo")
+    assert (repo / "secret.env").read_text() == "TOKEN=1\n"
+    assert _mode(repo, "secret.env") == 0o600
+    assert _mode(repo, "frozen.txt") == 0o444
+    assert _mode(repo, "tool.sh") == 0o700  # exec back, where it is readable
+    assert _mode(repo, "gone.txt") == 0o644 & ~_umask()
+
+    cli_json(repo, "redo")
+    assert (repo / "frozen.txt").read_text() == "v1\nedited by the agent\n"
+    assert _mode(repo, "secret.env") == 0o600
+    assert _mode(repo, "frozen.txt") == 0o444
+    assert _mode(repo, "tool.sh") == 0o600
+
+
+# Ensures undo of a turn that replaced a tracked file with a FIFO returns in bounded
+# time, never opens, replaces or deletes the FIFO (it could not be saved), and says so.
+def test_undo_of_a_turn_that_made_a_fifo_never_blocks(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"pipe": "a tracked file\n", "b.txt": "b\n"})
+    cli_json(repo, "capture", "--label", "turn")
+    (repo / "pipe").unlink()
+    os.mkfifo(repo / "pipe")
+    write(repo, "b.txt", "agent\n")
+    cli_json(repo, "capture", "--phase", "after")
+
+    # A blocked open would hang for ever: fail instead.
+    done = run_cli(repo, "undo", "--json", timeout=15)
+    assert done.returncode == 0, done.stderr
+    assert "pipe" in {k["path"] for k in json.loads(done.stdout)["kept"]}
+    assert stat.S_ISFIFO(os.lstat(repo / "pipe").st_mode)
+    assert (repo / "b.txt").read_text() == "b\n"

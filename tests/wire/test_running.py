@@ -1,0 +1,250 @@
+"""An undo never races a running agent: real `turnback hook` processes open turns, the real
+CLI and server refuse to undo or redo them while the work tree still changes, and
+interrupted turns (no Stop) undo and redo like sealed ones."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from helpers import SERVER_ENV, read, request, run_cli, start_server, to_plain, tree_state, write
+
+SESSION_ID = "c1f0-run"
+SESSION = f"claude-code:{SESSION_ID}"
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def claude_payload(root: Path, event: str, prompt: str = "Refactor the app") -> dict:
+    """Claude Code's documented hook stdin for `event`."""
+    base = {
+        "session_id": SESSION_ID,
+        "transcript_path": f"/t/{SESSION_ID}.jsonl",
+        "cwd": str(root),
+        "hook_event_name": event,
+    }
+    if event == "UserPromptSubmit":
+        return {**base, "prompt": prompt, "prompt_id": "p-1"}
+    if event == "Stop":
+        return {**base, "stop_hook_active": False}
+    if event == "StopFailure":
+        return {**base, "error": "rate_limit", "last_assistant_message": ""}
+    return {**base, "reason": "prompt_input_exit"}
+
+
+def hook(root: Path, event: str, prompt: str = "Refactor the app") -> None:
+    """Runs `turnback hook claude-code EVENT` as Claude Code does; it must exit 0 silently."""
+    done = subprocess.run(
+        [sys.executable, "-m", "turnback", "hook", "claude-code", event],
+        cwd=root,
+        env=SERVER_ENV,
+        input=json.dumps(claude_payload(root, event, prompt)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+
+
+def cli(root: Path, *args: str, quiet: int | None = None) -> subprocess.CompletedProcess:
+    """`turnback ARGS`, with the quiet period set through TURNBACK_SETTINGS when given."""
+    env = dict(SERVER_ENV)
+    if quiet is not None:
+        env["TURNBACK_SETTINGS"] = json.dumps({"turnQuietPeriod": quiet})
+    return run_cli(root, *args, env=env)
+
+
+def cli_ok(root: Path, *args: str, quiet: int | None = None) -> dict:
+    done = cli(root, *args, "--json", quiet=quiet)
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def progress(root: Path, quiet: int | None = None) -> dict[int, str]:
+    listing = cli_ok(root, "list", "--session", SESSION, quiet=quiet)
+    return {t["turn"]: t["progress"] for t in listing["turns"]}
+
+
+def agent_writes(root: Path) -> None:
+    write(root, "src/app.py", "print('agent')\n")
+    write(root, "src/new.py", "x = 1\n")
+
+
+# Proves a hook-opened turn whose files are still changing refuses undo (exit 1, one line
+# naming the harness, its session and the last change; nothing changed on disk), shows as
+# running in `turnback list`, and undoes the tree exactly once Stop has sealed it.
+def test_undo_refused_while_agent_runs_then_works_after_stop(repo: Path):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    during = tree_state(repo)
+
+    refused = cli(repo, "undo")
+    assert refused.returncode == EXIT_FAILED
+    [line] = refused.stderr.splitlines()
+    assert "claude-code" in line and SESSION_ID in line and "s ago" in line and "force" in line
+    assert tree_state(repo) == during
+    as_json = cli(repo, "undo", "--json")
+    data = json.loads(as_json.stdout)["error"]["data"]
+    assert (data["reason"], data["harness"], data["harnessSession"]) == (
+        "turnRunning",
+        "claude-code",
+        SESSION_ID,
+    )
+    assert 0 <= data["secondsSinceChange"] < 120 and data["turn"] == 1
+    listing = cli_ok(repo, "list")
+    assert listing["turns"][0]["progress"] == "running"
+    assert listing["running"]["harness"] == "claude-code"
+    assert "is running (claude-code session" in cli(repo, "list").stdout
+    assert cli(repo, "redo").returncode == EXIT_OK  # nothing to redo: not a refusal
+
+    hook(repo, "Stop")
+    assert progress(repo) == {1: "sealed"}
+    cli_ok(repo, "undo")
+    assert tree_state(repo) == start
+
+
+# Proves --force overrides the refusal: the running turn is undone at once.
+def test_force_undoes_a_running_turn(repo: Path):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    assert cli_ok(repo, "undo", "--force")["turnsUndone"] == 1
+    assert tree_state(repo) == start
+
+
+# Proves a turn undone by force while its agent still writes refuses redo (the agent is
+# still changing the tree), and redo works with --force.
+def test_redo_refused_while_a_force_undone_turn_still_runs(repo: Path):
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    cli_ok(repo, "undo", "--force")
+    write(repo, "src/late.py", "y = 2\n")  # the agent goes on writing
+    refused = cli(repo, "redo", "--json")
+    assert refused.returncode == EXIT_FAILED
+    assert json.loads(refused.stdout)["error"]["data"]["reason"] == "turnRunning"
+    assert cli_ok(repo, "redo", "--force")["turnsRedone"] == 1
+    assert read(repo, "src/app.py") == "print('agent')\n"
+
+
+# Proves an agent turn with no Stop (interrupted) becomes "interrupted" after the quiet
+# period; undo then works without --force, seals the turn first, and redo brings back
+# exactly what the interrupted turn left.
+def test_interrupted_turn_after_quiet_period_undoes_and_redoes(repo: Path):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    left = tree_state(repo)
+    assert progress(repo, quiet=60) == {1: "running"}
+    time.sleep(1.5)
+    assert progress(repo, quiet=1) == {1: "interrupted"}
+
+    undone = cli_ok(repo, "undo", quiet=1)
+    assert undone["turnsUndone"] == 1 and undone["turns"][0]["sealed"] is True
+    assert tree_state(repo) == start
+    assert progress(repo) == {1: "interrupted"}  # sealed by the undo, still says why
+    cli_ok(repo, "redo")
+    assert tree_state(repo) == left
+
+
+# Proves the harness's next prompt marks the previous turn interrupted at once (no quiet
+# period), while the new one runs; once it ends, undoing both and redoing one brings back
+# exactly what the interrupted turn left.
+def test_next_prompt_interrupts_the_previous_turn(repo: Path):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit", "first")
+    agent_writes(repo)
+    left = tree_state(repo)
+    hook(repo, "UserPromptSubmit", "second")
+    write(repo, "src/second.py", "z = 3\n")
+    assert progress(repo) == {2: "running", 1: "interrupted"}
+    assert cli(repo, "undo", "-n", "2").returncode == EXIT_FAILED
+
+    hook(repo, "Stop")
+    assert progress(repo) == {2: "sealed", 1: "interrupted"}
+    cli_ok(repo, "undo", "-n", "2")
+    assert tree_state(repo) == start
+    cli_ok(repo, "redo")
+    assert tree_state(repo) == left
+
+
+# Proves Claude Code's StopFailure hook (the turn died on an API error) and SessionEnd hook
+# (the session closed mid-turn) mark the turn interrupted and seal it, so undo needs no
+# --force, and redo restores what it left.
+@pytest.mark.parametrize("event", ["StopFailure", "SessionEnd"])
+def test_end_hooks_interrupt_the_turn(repo: Path, event: str):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    left = tree_state(repo)
+    hook(repo, event)
+    write(repo, "mine.txt", "the user's own file\n")  # after the turn: not part of it
+    listing = cli_ok(repo, "list", "--session", SESSION)
+    assert (listing["turns"][0]["progress"], listing["turns"][0]["sealed"]) == (
+        "interrupted",
+        True,
+    )
+    mine = {"mine.txt": ("file", b"the user's own file\n", False)}
+    cli_ok(repo, "undo")
+    assert tree_state(repo) == {**start, **mine}
+    cli_ok(repo, "redo")
+    assert tree_state(repo) == {**left, **mine}
+
+
+# Proves a turn captured by hand (no harness) is "open", never refused: undo works at once.
+def test_hand_made_turn_undoes_as_before(repo: Path):
+    start = tree_state(repo)
+    cli_ok(repo, "capture", "--label", "t1")
+    agent_writes(repo)
+    assert progress_default(repo) == {1: "open"}
+    assert cli_ok(repo, "undo")["turnsUndone"] == 1
+    assert tree_state(repo) == start
+
+
+def progress_default(root: Path) -> dict[int, str]:
+    return {t["turn"]: t["progress"] for t in cli_ok(root, "list")["turns"]}
+
+
+# Proves the server refuses snapshot/undo of a running turn with RequestFailed reason
+# "turnRunning" (data names harness, session, seconds), lists it as running, and undoes
+# it with force.
+async def test_server_refuses_undo_of_running_turn(repo: Path):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    async with start_server(repo) as client:
+        listing = await request(client, "snapshot/list", {"session": SESSION})
+        assert listing["turns"][0]["progress"] == "running"
+        assert listing["running"]["harnessSession"] == SESSION_ID
+        try:
+            await request(client, "snapshot/undo", {"session": SESSION})
+            raise AssertionError("undo of a running turn was not refused")
+        except JsonRpcException as error:
+            data = to_plain(error.data)
+            assert error.code == -32803
+            assert (data["reason"], data["harness"]) == ("turnRunning", "claude-code")
+            assert data["harnessSession"] == SESSION_ID
+        assert tree_state(repo) != start
+        await request(client, "snapshot/undo", {"session": SESSION, "force": True})
+    assert tree_state(repo) == start
+
+
+# Proves the server takes turnQuietPeriod from its settings: with 1 s, a hook-opened turn
+# quiet for longer lists as interrupted and undoes without force.
+async def test_server_quiet_period_setting(repo: Path):
+    start = tree_state(repo)
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    time.sleep(1.5)
+    async with start_server(repo, turnQuietPeriod=1) as client:
+        listing = await request(client, "snapshot/list", {"session": SESSION})
+        assert (listing["turns"][0]["progress"], listing["running"]) == ("interrupted", None)
+        undone = await request(client, "snapshot/undo", {"session": SESSION})
+        assert undone["turnsUndone"] == 1
+    assert tree_state(repo) == start
