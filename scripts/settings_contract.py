@@ -49,6 +49,8 @@ def vscode_property(f: dataclasses.Field) -> dict[str, Any]:
         prop = {"type": "boolean", "default": default}
     elif isinstance(default, int):
         prop = {"type": "integer", "minimum": 1, "default": default}
+    elif isinstance(default, str):
+        prop = {"type": "string", "enum": list(f.metadata["choices"]), "default": default}
     else:
         items = {"type": "string", "minLength": 1}
         prop = {"type": "array", "items": items, "default": list(default)}

@@ -129,6 +129,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
             f"Turn {result['turn']} ({result['id']}) in session '{result['session']}'"
             + (" sealed" if result["sealed"] else "")
         )
+        if result.get("repositories"):
+            print("  repositories: " + ", ".join(r["path"] for r in result["repositories"]))
         for item in result["skipped"]:
             print(f"  skipped {item['path']}: {item['reason']}")
     elif command in ("undo", "redo", "rescue"):

@@ -37,17 +37,25 @@ DEFAULT_SNAPSHOT_FILE_LIMIT = 1_000_000
 #: New content one capture may write to the object database; beyond it, stop, don't fill the disk.
 DEFAULT_CAPTURE_BYTE_LIMIT = 2 * 1024 * 1024 * 1024
 
+#: Repositories one workspace captures (nested ones, submodules); the rest are reported.
+DEFAULT_REPOSITORY_LIMIT = 50
+
 #: Seconds without a change after which an unsealed agent turn counts as interrupted.
 DEFAULT_TURN_QUIET_PERIOD = 120
 
 
-def _setting(default: Any, kind: str, shown: str, doc: str) -> Any:
+def _setting(
+    default: Any, kind: str, shown: str, doc: str, choices: tuple[str, ...] | None = None
+) -> Any:
     """A setting's default and its documentation, the one source for every list of settings.
 
     `kind` and `shown` are protocol.md's type and default columns; `doc` is its meaning and
     the VS Code description. `scripts/settings_contract.py` writes both from here.
     """
-    return dataclasses.field(default=default, metadata={"kind": kind, "shown": shown, "doc": doc})
+    meta = {"kind": kind, "shown": shown, "doc": doc}
+    if choices is not None:
+        meta["choices"] = choices  # a string setting: one of these
+    return dataclasses.field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,23 @@ class Settings:
         "it counts as interrupted.",
     )
 
+    nested_repositories: str = _setting(
+        "capture",
+        '`"capture"` \\| `"report"`',
+        '`"capture"`',
+        "`capture`: a turn covers every repository below the workspace folder that is not "
+        "ignored (nested repositories, submodules), undone and redone as one. `report`: "
+        "they are left out and reported as `nestedRepository` / `submodule`.",
+        choices=("capture", "report"),
+    )
+    repository_limit: int = _setting(
+        DEFAULT_REPOSITORY_LIMIT,
+        "integer ≥ 1",
+        str(DEFAULT_REPOSITORY_LIMIT),
+        "A workspace captures at most this many repositories below its folder; the rest "
+        "are reported as `repositoryLimit` (never captured, never touched).",
+    )
+
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
@@ -123,8 +148,14 @@ def camel(name: str) -> str:
 _FIELDS = {camel(f.name): f for f in dataclasses.fields(Settings)}
 
 
-def _convert(name: str, value: Any, default: Any) -> Any:
+def _convert(name: str, value: Any, spec: dataclasses.Field) -> Any:
     """Returns the value as the field's type, or raises ValueError saying why not."""
+    default = spec.default
+    if isinstance(default, str):
+        choices = spec.metadata["choices"]
+        if isinstance(value, str) and value in choices:
+            return value
+        raise ValueError("expected one of " + ", ".join(f'"{c}"' for c in choices))
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
@@ -156,7 +187,7 @@ def settings_from_json(data: Any, base: Settings | None = None) -> tuple[Setting
         if value is None:
             continue
         try:
-            changes[spec.name] = _convert(key, value, spec.default)
+            changes[spec.name] = _convert(key, value, spec)
         except ValueError as why:
             warnings.append(f"Setting turnback.{key} = {value!r} ignored ({why}); using default")
     return settings.replace(**changes), warnings

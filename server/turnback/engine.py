@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -50,7 +50,8 @@ from .restore.plan import KeptFile, describe, roll_back
 from .restore.undo_redo import RestoreOptions, Restorer
 from .restore.workwriter import WorkWriter, sweep_staging
 from .snapshot import fswatch
-from .snapshot.scanner import Progress, Scanner, Snapshot
+from .snapshot.members import WorkspaceScanner
+from .snapshot.scanner import Progress, Snapshot
 
 CancelCheck = Callable[[], bool]
 
@@ -83,7 +84,8 @@ class Engine:
         self._last_full_scan: float | None = None
         self._seen_exclude = self._exclude_stamp()
         self.recovered: list[str] = []
-        self.scanner = Scanner(self.ws)
+        #: The root's scanner and one per member repository (nested ones, submodules).
+        self.scanner = WorkspaceScanner(self.ws)
         self.restorer = Restorer(self)
         self._lock = threading.RLock()
 
@@ -95,8 +97,11 @@ class Engine:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        """The repository lock, with any operation a crash interrupted recovered first."""
-        with repository_lock(self.ws.lock_path):
+        """The repository lock and its member repositories' (so a session on one of them
+        is serialised with this one), with any operation a crash interrupted recovered."""
+        with ExitStack() as locks:
+            for lock_path in self.scanner.lock_paths():  # the root's among them
+                locks.enter_context(repository_lock(lock_path))
             self.recover()
             yield
 
@@ -329,6 +334,7 @@ class Engine:
                 turn = timeline.active[-1]
                 turn.after = self.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
                 turn.after_skipped = [s.to_json() for s in snap.skipped]
+                turn.after_repositories = self.scanner.states()
                 turn.sealed_at = stamp
                 if metadata is not None:
                     turn.metadata = metadata
@@ -349,6 +355,7 @@ class Engine:
                     skipped=[s.to_json() for s in snap.skipped],
                     head=str(self.ws.head_commit()) if self.ws.head_commit() else None,
                     head_ref=self.ws.head_name(),
+                    repositories=self.scanner.states(),
                 )
                 timeline.turns.append(turn)
                 timeline.next_turn = number + 1

@@ -15,6 +15,7 @@ import pygit2
 import pytest
 
 from helpers import git, make_repo, write
+from turnback.config import Settings
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
 from turnback.snapshot.seedcheck import untrusted_entries
@@ -156,13 +157,14 @@ def test_after_capture_reports_its_own_skipped_and_undo_keeps_them(tmp_path: Pat
     assert (root / "node_modules/pkg/index.js").exists()
 
 
-# Proves a checked-out submodule is reported with its path by every capture.
+# Proves a checked-out submodule is reported with its path by every capture when
+# `nestedRepositories` is "report" (by default it is captured: tests/engine/test_workspace.py).
 def test_submodule_is_reported_with_its_path(tmp_path: Path):
     make_repo(tmp_path / "lib", {"lib.py": "lib\n"})
     root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "lib"))
     git(root, "commit", "-q", "-m", "submodule")
-    engine = Engine(str(root))
+    engine = Engine(str(root), Settings(nested_repositories="report"))
     assert engine.capture(label="turn")["skipped"] == [{"path": "lib", "reason": "submodule"}]
     write(root, "lib/lib.py", "edited inside\n")
     sealed = engine.capture(phase="after")

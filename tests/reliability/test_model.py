@@ -1,8 +1,9 @@
 """Model-based tests: random file operations, captures, undos, redos and restarts.
 
-A hypothesis RuleBasedStateMachine drives a real git repository in a temporary folder
-(through the in-process Engine, and a smaller variant through the real server process)
-and checks every step against a model of what the user must see:
+A hypothesis RuleBasedStateMachine drives a real git repository in a temporary folder,
+with a second repository nested in it (`sub/`, one workspace: its files are part of
+every turn), through the in-process Engine and, in a smaller variant, the real server
+process, and checks every step against a model of what the user must see:
 
 - the model keeps, per turn, the work tree as the user saw it at capture ("before") and
   at seal ("after") time, which turns are undone, which were undone together, and, for
@@ -17,7 +18,7 @@ and checks every step against a model of what the user must see:
 - a conflict is raised exactly when protocol.md says: undo, when the newest undone turn
   is sealed and a file undo would change differs from its "after" state; redo, always,
   when a file it would change differs from the state the undo left; force overrides;
-- nothing outside the repository and nothing of the user's in `.git` ever changes;
+- nothing outside the repository and nothing of the user's in either `.git` ever changes;
 - a file a restore rewrites keeps the permission bits it had on disk, only the exec bit
   following the snapshot; a file it creates gets the umask default; no other file's bits
   change;
@@ -74,6 +75,10 @@ INITIAL = {
     "src/app.py": "print('v1')\n",
     ".gitignore": "*.log\nignored/\n",
 }
+#: A second repository nested in the first (committed on its own, untracked by the root):
+#: one turn covers both, so its files are in every snapshot and every restore.
+NESTED = "sub"
+NESTED_INITIAL = {"s.txt": "nested\n", "e/t.txt": "nested t\n"}
 #: Permission bits the initial files start with (git stores only the exec bit).
 INITIAL_BITS = {"README.md": 0o600, "src/app.py": 0o444}
 #: Paths the user and the agent touch. `d` and `d/e` are also file names, so files and
@@ -91,8 +96,11 @@ POOL = [
     "x.log",
     "d/y.log",
     "ignored/k.txt",
+    "sub/s.txt",
+    "sub/e/t.txt",
+    "sub/new.txt",
 ]
-DIRS = ["d", "d/e", "src", "ignored"]
+DIRS = ["d", "d/e", "src", "ignored", "sub/e"]
 CONTENTS = st.one_of(
     st.sampled_from([b"", b"one\n", b"two\n", b"\x00\x01\xfe", b"A" * 40, b"B" * 40]),
     st.binary(max_size=16),
@@ -404,6 +412,7 @@ class TurnbackMachine(RuleBasedStateMachine):
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="turnback-model-"))
         self.repo = make_repo(self.tmp / "repo", INITIAL)
+        make_repo(self.repo / NESTED, NESTED_INITIAL)
         for path, bits in INITIAL_BITS.items():  # what restores rewrite must keep its bits
             os.chmod(self.full(path), bits)
         self.outside = self.tmp / "outside"
@@ -412,6 +421,7 @@ class TurnbackMachine(RuleBasedStateMachine):
         (self.outside / "sub" / "p.txt").write_text("outside too\n")
         self.outside_before = dir_state(self.tmp, skip=lambda rel: rel.startswith("repo"))
         self.git_before = git_dir_state(self.repo)
+        self.nested_git_before = git_dir_state(self.repo / NESTED)
         self.driver = self.driver_cls(self.repo)
         self.sessions: dict[str, MSession] = {}
         self.kills = 0
@@ -911,6 +921,12 @@ class TurnbackMachine(RuleBasedStateMachine):
             self.fail(
                 "the user's .git changed (HEAD, index, refs, config, hooks...)",
                 paths=sorted(changed(git_now, self.git_before)),
+            )
+        nested_now = git_dir_state(self.repo / NESTED)
+        if nested_now != self.nested_git_before:
+            self.fail(
+                "the nested repository's .git changed",
+                paths=sorted(changed(nested_now, self.nested_git_before)),
             )
         stray = [p for p in tree_state(self.repo) if ".turnback-" in p]
         if stray:

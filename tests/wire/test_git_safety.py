@@ -418,8 +418,9 @@ async def test_skipped_reasons_and_tracked_build_dir(tmp_path: Path):
             "big.bin": "tooLarge",
             "many": "tooManyFiles",
             "node_modules": "excludedDirectory",
-            "nested": "nestedRepository",
         }
+        # A nested repository is part of the workspace's turns (tests/engine/test_workspace.py).
+        assert [r["path"] for r in turn["repositories"]] == ["nested"]
         listed = (await list_turns(client))["turns"][0]["skipped"]
         assert listed == turn["skipped"]
 

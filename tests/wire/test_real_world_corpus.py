@@ -308,9 +308,8 @@ CASES: dict[str, Case | pytest.param] = {
     ),
     "submodule": Case(
         build_submodule,
+        # The submodule's files are part of the workspace's turn (tests/engine/test_workspace.py).
         both(edit("a.txt", b"a2\n"), edit("lib/lib.py", b"lib edited inside the submodule\n")),
-        left_out={"lib": "submodule"},
-        always_skipped={"lib": "submodule"},
     ),
     "skip-worktree": Case(build_flagged("--skip-worktree"), edit("config.ini", b"agent's\n")),
     "assume-unchanged": Case(build_flagged("--assume-unchanged"), edit("config.ini", b"agent's\n")),

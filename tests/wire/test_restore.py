@@ -393,7 +393,8 @@ async def test_file_grown_past_size_limit_is_kept(small_limit_client, repo: Path
     assert read(repo, "README.md") == "hello\n"
 
 
-# Ensures files the turn added inside a nested repository survive undo.
+# Ensures files the turn added inside a nested repository are part of the turn (the
+# workspace holds it, tests/engine/test_workspace.py): undo removes them, redo brings them back.
 async def test_nested_repository_files_survive(client, repo: Path):
     nested = repo / "nested"
     nested.mkdir()
@@ -406,10 +407,13 @@ async def test_nested_repository_files_survive(client, repo: Path):
     write(nested, "pkg/new.txt", "new in nested\n")
     write(repo, "README.md", "agent\n")
     await undo(client)
-    assert read(nested, "added.py") == "y = 2\n"
-    assert read(nested, "pkg/new.txt") == "new in nested\n"
+    assert not (nested / "added.py").exists() and not (nested / "pkg").exists()
     assert read(nested, "lib.py") == "x = 1\n"
     assert read(repo, "README.md") == "hello\n"
+    assert git(nested, "status", "--porcelain") == ""
+    await redo(client)
+    assert read(nested, "added.py") == "y = 2\n"
+    assert read(nested, "pkg/new.txt") == "new in nested\n"
     assert git(nested, "status", "--porcelain") == "?? added.py\n?? pkg/\n"
 
 

@@ -25,6 +25,8 @@ export const SERVER_SETTING_KEYS = [
     'snapshotFileLimit',
     'captureByteLimit',
     'turnQuietPeriod',
+    'nestedRepositories',
+    'repositoryLimit',
 ] as const;
 
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];

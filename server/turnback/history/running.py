@@ -199,6 +199,7 @@ def _seal_interrupted(engine: Engine, timeline: Timeline, turn: TurnRecord) -> N
     """Seals an interrupted turn with the work tree as it is: what its redo brings back."""
     snap = engine.capture_now(None, None)
     turn.after = engine.snapshot_commit(snap, f"turnback: after interrupted turn {turn.turn}\n")
+    turn.after_repositories = engine.scanner.states()
     turn.sealed_at = now_rfc3339()
     turn.interrupted = QUIET_PERIOD
     engine.store.save(timeline)
@@ -262,6 +263,7 @@ def mark_interrupted(engine: Engine, session: str, turn_ref: int | str, reason: 
         if turn.state == ACTIVE and timeline.next_after(turn) is None:
             snap = engine.capture_now(None, None)
             turn.after = engine.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
+            turn.after_repositories = engine.scanner.states()
             turn.sealed_at = now_rfc3339()
         turn.interrupted = reason
         engine.store.save(timeline)

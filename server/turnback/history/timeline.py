@@ -79,6 +79,11 @@ class TurnRecord:
     after_skipped: list[dict[str, str]] | None = None
     #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.
     interrupted: str | None = None
+    #: The member repositories at the "before" capture: [{path, head, headRef}] (None in
+    #: turns recorded before workspaces held repositories: every member then counts as new).
+    repositories: list[dict[str, Any]] | None = None
+    #: The same at the latest "after" capture.
+    after_repositories: list[dict[str, Any]] | None = None
 
     @property
     def sealed(self) -> bool:
@@ -102,6 +107,8 @@ class TurnRecord:
         }
         if self.sealed_at:
             out["sealedAt"] = self.sealed_at
+        if self.repositories:
+            out["repositories"] = self.repositories
         if self.sealed and self.after_skipped is not None:
             # Each capture reports its own: once sealed, the "after" capture's.
             out["skipped"] = self.after_skipped

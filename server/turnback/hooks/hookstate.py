@@ -99,3 +99,22 @@ def read_note(cwd: str, session: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return note if isinstance(note, dict) and note.get("session") == session else None
+
+
+def find_note(cwd: str, session: str) -> tuple[dict[str, Any], str] | None:
+    """The session's note and the folder its "before" hook ran in: from `cwd`'s work tree,
+    else from an enclosing one (the agent `cd`-ed into a nested repository of its
+    workspace), else from the user's state directory."""
+    here = Path(os.path.abspath(cwd))
+    seen: set[Path] = set()
+    for folder in (here, *here.parents):
+        where = state_dir(str(folder))
+        if where in seen:
+            continue
+        seen.add(where)
+        note = read_note(str(folder), session)
+        if note is not None:
+            opened = note.get("cwd")
+            known = isinstance(opened, str) and os.path.isdir(opened)
+            return note, opened if known else str(folder)  # type: ignore[return-value]
+    return None

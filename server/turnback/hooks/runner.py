@@ -10,6 +10,7 @@ timeout even when the repository lock is held or the disk hangs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -54,12 +55,23 @@ def _before(call: HookCall) -> str | None:
         return f"turnback could not snapshot before this turn: {_describe(error)}" + (
             f" (log: {where})" if where else ""
         )
-    hookstate.write_note(call.cwd, call.session, {"turn": turn["id"], "label": turn["label"]})
+    opened = {"turn": turn["id"], "label": turn["label"], "cwd": call.cwd}
+    hookstate.write_note(call.cwd, call.session, opened)
     return None
 
 
+def _where_opened(call: HookCall) -> tuple[HookCall, dict[str, Any] | None]:
+    """The call moved to the folder whose "before" hook opened the session's turn, with its
+    note: an agent that `cd`-ed into a nested repository still seals the workspace's turn."""
+    found = hookstate.find_note(call.cwd, call.session)
+    if found is None:
+        return call, None
+    note, folder = found
+    return dataclasses.replace(call, cwd=folder), note
+
+
 def _after(call: HookCall) -> str | None:
-    note = hookstate.read_note(call.cwd, call.session)
+    call, note = _where_opened(call)
     if note is None or note.get("handled"):
         return None  # no hook opened a turn in this session: nothing to seal
     if "turn" not in note:
@@ -82,7 +94,7 @@ def _after(call: HookCall) -> str | None:
 
 def _interrupt(call: HookCall, event: str) -> str | None:
     """The harness ended the turn without its "after" hook (an API error, the session closed)."""
-    note = hookstate.read_note(call.cwd, call.session)
+    call, note = _where_opened(call)
     if note is None or note.get("handled") or "turn" not in note:
         return None  # no turn of this session to mark
     try:

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from ..core.durability import make_durable
-from ..core.gitpaths import path_is_ignored
 from ..core.repository import WorkspaceRepo
-from ..core.treeops import is_dir_in
+from ..core.treeops import entry_at, is_dir_in
 from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
 from ..history.journal import Intent
 from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
 from ..snapshot.ignore_rules import TreeIgnoreRules
 from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
-from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan
+from .plan import KeptFile, Plan, RestoreError, Step, apply_plan, compose, make_plan
+from .repositories import REPOSITORY_CREATED, is_held, repository_notes
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -57,6 +57,8 @@ class Restorer:
                 if found:
                     return found
             for depth in range(len(parts) - 1, 0, -1):
+                if "/".join(parts[:depth]) in self.engine.scanner.members:
+                    break  # inside a repository of the workspace: its files are saved
                 if (self.engine.ws.root.joinpath(*parts[:depth]) / ".git").exists():
                     return NESTED_REPOSITORY
             return "notSaved"
@@ -64,22 +66,16 @@ class Restorer:
         return reason
 
     def _ignored(self) -> Callable[[str], bool]:
-        tracks = self.engine.scanner.user_index.tracks
-
-        def ignored(path: str) -> bool:
-            if not self.engine.ws.shadow and tracks(path):
-                return False
-            return path_is_ignored(self.engine.repo, path)
-
-        return ignored
+        """Ignored (and untracked) under the rules of the repository holding the path."""
+        return self.engine.scanner.ignored_untracked
 
     def _target_ignored(self, target: pygit2.Tree | None, moves: dict) -> Callable[[str], bool]:
         """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
         if not any(p.rpartition("/")[2] == ".gitignore" for p in moves):
             return lambda _path: False
         rules = TreeIgnoreRules(self.engine.repo, target, _info_exclude(self.engine.ws))
-        tracks = self.engine.scanner.user_index.tracks
-        return lambda path: rules.is_ignored(path) and (self.engine.ws.shadow or not tracks(path))
+        tracks = self.engine.scanner.tracks
+        return lambda path: rules.is_ignored(path) and not tracks(path)
 
     def _plan(
         self,
@@ -88,10 +84,17 @@ class Restorer:
         options: RestoreOptions,
         check_conflicts: bool,
         operation: str,
+        created: list[str] | None = None,
     ) -> Plan:
-        """What the restore would do; raises Conflict unless forced."""
+        """What the restore would do; raises Conflict unless forced. Nothing under a
+        repository in `created` (made by the turns being undone) is touched."""
         moves = compose(steps)
         current = self.engine.repo[snap.tree]
+        held: set[str] = set()
+        for path in [p for p in moves if is_held(p, created or [])]:
+            if entry_at(current, path) != moves[path][1]:
+                held.add(is_held(path, created or []))  # type: ignore[arg-type]
+            del moves[path]
         final_target = steps[-1].target
         plan = make_plan(
             moves,
@@ -103,6 +106,7 @@ class Restorer:
             ignored=self._ignored(),
             target_ignored=self._target_ignored(final_target, moves),
         )
+        plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
         if plan.conflicts and not options.force:
             raise Conflict(plan.conflicts, operation)
         return plan
@@ -212,7 +216,10 @@ class Restorer:
             snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
         )
         step = Step(paths, self.engine.tree(newest.after), self.engine.tree(oldest.before))
-        plan = self._plan([step], snap, options, newest.sealed, "undo")
+        notes = repository_notes(
+            self.engine.scanner, self.engine.ws.root, oldest.repositories, oldest.turn
+        )
+        plan = self._plan([step], snap, options, newest.sealed, "undo", notes.created)
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left_out = self.engine.left_out(timeline, oldest, newest, snap if end is None else None)
         plan.kept += [k for k in left_out if k.path not in seen]
@@ -230,6 +237,9 @@ class Restorer:
             **self._result(timeline, list(reversed(batch)), plan, "Undid", options.dry_run),
         }
         self._head_note(result, oldest)
+        if notes.changes:
+            result["repositoryChanges"] = notes.changes
+            result["message"] += notes.message()
         return result
 
     def redo(self, name: str, options: RestoreOptions) -> dict[str, Any]:

@@ -5,7 +5,8 @@ the queue when a capture starts sees every change finished before the capture
 was asked for: no race with an agent that writes and captures at once. Anything
 that could lose an event (queue overflow, a watch limit, a directory moved in
 from outside, an error) makes `drain` answer None, and the caller falls back to
-a full scan. Ignored directories and `.git` are not watched.
+a full scan, and so does a `.git` appearing or going (the workspace's repositories
+changed). Ignored directories and `.git` are not watched.
 """
 
 from __future__ import annotations
@@ -101,8 +102,11 @@ class Watcher:
                 continue
             for entry in entries:
                 child = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != ".git" and not self.skip_dir(child):
+                if entry.name == ".git":
+                    if top:
+                        self.lost = True  # a repository came with the new directory
+                elif entry.is_dir(follow_symlinks=False):
+                    if not self.skip_dir(child):
                         stack.append(child)
                 elif top:  # a directory that appeared: its files are news too
                     self.changed.add(child)
@@ -144,6 +148,8 @@ class Watcher:
                 continue
             rel = f"{parent}/{name}" if parent else name
             if name == ".git":
+                if mask & (_IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO):
+                    self.lost = True  # a repository appeared or went: find them again
                 continue
             self.changed.add(rel)
             created = mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO)

@@ -462,6 +462,15 @@ class Scanner:
         (ignored, too large, excluded, in a nested repository) is left out of the tree,
         so a restore keeps it rather than overwrite what it could not save.
         """
+        changes, skipped = self.path_entries(settings, paths)
+        tree = tree_with(self.ws.repo, base, changes)
+        return Snapshot(tree=tree, skipped=sorted(skipped, key=lambda s: s.path))
+
+    def path_entries(
+        self, settings: Settings, paths: set[str]
+    ) -> tuple[dict[str, Entry | None], list[Skipped]]:
+        """Each of `paths` as on disk now (None: nothing there that can be saved), hashed
+        into this repository, and what was left out; _Churn when a file changes mid-read."""
         self.user_index.refresh()
         policy = self._policy(settings)
         changes: dict[str, Entry | None] = {}
@@ -488,8 +497,7 @@ class Scanner:
                 continue
             oid = hash_or_gone(self.ws.repo, full, st)
             changes[path] = Entry(str(oid), file_mode(st)) if oid is not None else None
-        tree = tree_with(self.ws.repo, base, changes)
-        return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+        return changes, list(skipped.values())
 
     def _revalidate_untracked(
         self,

@@ -31,14 +31,23 @@ class UserIndex:
         self._tree: pygit2.Tree | None = None
         self._submodules: list[str] | None = None
 
-    def refresh(self) -> bool:
-        """Reloads the user's index if its file changed; says whether it did."""
+    def _disk_stamp(self) -> tuple[tuple[int, int, int] | None, os.stat_result | None]:
         path = self.ws.user_index_path
         try:
             st = os.stat(path) if path else None
         except OSError:
             st = None
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
+        return ((st.st_mtime_ns, st.st_size, st.st_ino) if st else None), st
+
+    def changed_on_disk(self) -> bool:
+        """Whether the index file changed since the last refresh (without reloading it)."""
+        stamp, _st = self._disk_stamp()
+        return stamp != self._stamp or (self.index is None and stamp is not None)
+
+    def refresh(self) -> bool:
+        """Reloads the user's index if its file changed; says whether it did."""
+        path = self.ws.user_index_path
+        stamp, st = self._disk_stamp()
         if stamp == self._stamp and (self.index is not None or stamp is None):
             return False
         self._stamp = stamp

@@ -1,0 +1,94 @@
+"""Moving trees between object databases: copy what one lacks, graft trees into another.
+
+A workspace's snapshot holds its member repositories' trees: each member's tree is copied
+into the workspace's object database (only what it lacks; a large first copy as one pack)
+and grafted at the member's path in one pass over the root tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode, ObjectType
+
+from .repository import _common_dir
+
+#: Above this many missing objects, a copy writes one pack instead of loose objects (a
+#: member's first capture: thousands of files, each a loose file otherwise).
+PACK_THRESHOLD = 256
+
+
+def missing_objects(
+    src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid
+) -> list[pygit2.Oid]:
+    """`oid` and everything below it that `dst` lacks (gitlinks aside), children first.
+
+    A tree `dst` has is complete: copies write a tree only with (or after) its children.
+    """
+    out: list[pygit2.Oid] = []
+    pending: list[tuple[pygit2.Oid, bool]] = [(oid, False)]
+    seen: set[pygit2.Oid] = set()
+    while pending:
+        current, children_done = pending.pop()
+        if children_done:
+            out.append(current)
+            continue
+        if current in seen or dst.odb.exists(current):
+            continue
+        seen.add(current)
+        pending.append((current, True))
+        obj = src[current]
+        if obj.type == ObjectType.TREE:
+            for entry in obj:  # type: ignore[attr-defined]
+                if entry.filemode != FileMode.COMMIT:
+                    pending.append((entry.id, False))
+    return out
+
+
+def copy_missing(src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid) -> None:
+    """Copies the object `oid` and everything below it that `dst` lacks into `dst`."""
+    if src.path == dst.path:
+        return
+    missing = missing_objects(src, dst, oid)
+    if len(missing) > PACK_THRESHOLD:
+        packer = pygit2.PackBuilder(src)
+        for current in missing:
+            packer.add(current)
+        pack_dir = _common_dir(Path(dst.path)) / "objects" / "pack"
+        pack_dir.mkdir(parents=True, exist_ok=True)
+        packer.write(str(pack_dir))
+        if dst.odb.exists(oid):
+            return
+        # A pack the object database does not see (an unusual layout): loose objects.
+    for current in missing:
+        kind, data = src.odb.read(current)[:2]
+        dst.odb.write(kind, data)
+
+
+def graft(repo: pygit2.Repository, base: pygit2.Oid, grafts: dict[str, pygit2.Oid]) -> pygit2.Oid:
+    """`base` with each tree of `grafts` at its path (replacing a gitlink or anything else
+    there; an empty tree removes the path), in one pass: each tree on the way is written
+    once, however many members sit below it."""
+    direct: dict[str, pygit2.Oid] = {}
+    nested: dict[str, dict[str, pygit2.Oid]] = {}
+    for path, sub in grafts.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = sub
+        else:
+            direct[head] = sub
+    builder = repo.TreeBuilder(repo[base])
+    for head in sorted(direct.keys() | nested.keys()):
+        new = direct.get(head)
+        if new is None:
+            existing = builder.get(head)
+            new = existing.id if existing and existing.filemode == FileMode.TREE else None
+        if head in nested:
+            new = graft(repo, new or repo.TreeBuilder().write(), nested[head])
+        if len(repo[new]) == 0:  # type: ignore[arg-type]
+            if builder.get(head) is not None:
+                builder.remove(head)
+        else:
+            builder.insert(head, new, FileMode.TREE)
+    return builder.write()

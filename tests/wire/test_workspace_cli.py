@@ -1,0 +1,109 @@
+"""One turn across a folder of repositories through the real CLI and hooks: undo and redo
+from the command line, a session on a member repository beside one on its parent, and an
+agent hook that runs from inside a nested repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import SERVER_ENV, cli_json, git, run_cli, tree_state, write
+from helpers.workspace import repo_git_state, two_repo_folder
+from turnback.engine import Engine
+from turnback.errors import Conflict
+
+
+def run_hook(root: Path, event: str, payload: dict, env: dict[str, str]):
+    """`turnback hook claude-code EVENT` in `root`, the payload on stdin, as Claude Code runs it."""
+    return run_cli(
+        root, "hook", "claude-code", event, env={**SERVER_ENV, **env}, input=json.dumps(payload)
+    )
+
+
+def agent_edits(ws: Path) -> None:
+    """A turn reaching into both repositories and the loose files."""
+    write(ws, "api/main.py", "api v2\n")
+    (ws / "api/lib/util.py").unlink()
+    write(ws, "web/new.js", "created by the agent\n")
+    write(ws, "notes.md", "notes v2\n")
+
+
+# Ensures a folder of two repositories and a loose file is undone and redone exactly, from
+# the CLI, with paths relative to the folder and every repository's git state untouched.
+def test_folder_of_two_repositories_undo_redo_cli(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    before, git_before = tree_state(ws), {r: repo_git_state(ws / r) for r in ("api", "web")}
+    turn = cli_json(ws, "capture", "--label", "both")
+    assert [r["path"] for r in turn["repositories"]] == ["api", "web"]
+    assert turn["skipped"] == []  # no more `nestedRepository`
+    agent_edits(ws)
+    cli_json(ws, "capture", "--phase", "after")
+    after = tree_state(ws)
+    git_after = {r: repo_git_state(ws / r) for r in ("api", "web")}
+
+    diff = cli_json(ws, "diff")
+    assert sorted(f["path"] for f in diff["files"]) == [
+        "api/lib/util.py",
+        "api/main.py",
+        "notes.md",
+        "web/new.js",
+    ]
+    undone = cli_json(ws, "undo")
+    assert sorted((f["path"], f["action"]) for f in undone["files"]) == [
+        ("api/lib/util.py", "created"),
+        ("api/main.py", "modified"),
+        ("notes.md", "modified"),
+        ("web/new.js", "deleted"),
+    ]
+    assert tree_state(ws) == before
+    assert {r: repo_git_state(ws / r) for r in ("api", "web")} == git_before
+    cli_json(ws, "redo")
+    assert tree_state(ws) == after
+    assert {r: repo_git_state(ws / r) for r in ("api", "web")} == git_after
+    shown = run_cli(ws, "capture", "--label", "next")
+    assert "repositories: api, web" in shown.stdout  # the human output names them
+
+
+# Ensures the CLI run from inside a nested repository acts on that repository alone, and
+# that a parent-folder undo sees its changes as conflicts, never clobbering them.
+def test_overlapping_sessions_parent_and_member(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    parent = Engine(str(ws))
+    parent.capture(label="parent turn")
+    write(ws, "api/main.py", "api v2\n")
+    parent.capture(phase="after")
+    inner = cli_json(ws / "api", "capture", "--label", "api turn")
+    assert "repositories" not in inner
+    write(ws, "api/main.py", "api v3 from the api session\n")
+    cli_json(ws / "api", "capture", "--phase", "after")
+    with pytest.raises(Conflict) as refused:
+        parent.undo()
+    assert refused.value.data["files"] == ["api/main.py"]
+    assert (ws / "api/main.py").read_text() == "api v3 from the api session\n"
+    done = run_cli(ws / "api", "undo")
+    assert done.returncode == 0, done.stderr
+    assert (ws / "api/main.py").read_text() == "api v2\n"
+    parent.undo()
+    assert (ws / "api/main.py").read_text() == "api v1\n"
+
+
+# Ensures an agent whose shell `cd`-ed into a nested repository still seals the workspace's
+# turn: the "after" hook (its cwd now `api`) finds the note its "before" hook left.
+@pytest.mark.parametrize("root_is_repository", [False, True], ids=["plain", "git"])
+def test_hooks_seal_the_workspace_turn_from_inside_a_member(tmp_path: Path, root_is_repository):
+    ws = two_repo_folder(tmp_path / "ws")
+    if root_is_repository:
+        git(ws, "init", "-q", "-b", "main")
+    home = tmp_path / "home"  # the state directory of hooks in plain folders
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(home / "state")}
+    session = {"session_id": "s1", "prompt": "change both"}
+    before = run_hook(ws, "UserPromptSubmit", {**session, "cwd": str(ws)}, env)
+    assert before.returncode == 0, before.stderr
+    write(ws, "api/main.py", "api v2\n")
+    after = run_hook(ws / "api", "Stop", {**session, "cwd": str(ws / "api")}, env)
+    assert after.returncode == 0 and "turnback" not in after.stdout, after.stdout
+    listing = cli_json(ws, "list")
+    assert listing["turns"][0]["sealed"], listing
+    assert [r["path"] for r in listing["turns"][0]["repositories"]] == ["api", "web"]
