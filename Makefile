@@ -76,6 +76,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 	$(PY) bench/plot.py
+	$(PY) bench/workspace.py 10000
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache server/*.egg-info

@@ -286,6 +286,10 @@ const APP_AGENT =
     "from greeting import welcome\n\n\ndef greet(name):\n    return welcome(name, punctuation='!')\n\n\nif __name__ == '__main__':\n    print(greet('world'))\n";
 const GREETING_AGENT = "def welcome(name, punctuation='.'):\n    return f'Hello, {name}{punctuation}'\n";
 const HELPERS_BEFORE = "def shout(text):\n    return text.upper()\n";
+/** A nested repository inside the workspace (issue 14): its files are part of every turn. */
+const NESTED = path.join('vendor', 'lib');
+const LIB_BEFORE = "def version():\n    return '1.0'\n";
+const LIB_AGENT = "def version():\n    return '2.0'\n";
 const APP_RUNNING = "def greet(name):\n    return 'HELLO ' + name.upper()\n";
 const MANUAL_EDIT = "# my own edit, made after the agent's turn\ndef greet(name):\n    return 'hi ' + name\n";
 
@@ -509,6 +513,14 @@ async function main() {
         git('init', '-q', '-b', 'main');
         git('add', '-A');
         git('commit', '-q', '-m', 'initial');
+        // vendor/lib: its own repository inside the workspace, untracked by the outer one.
+        const nested = path.join(ws, NESTED);
+        fs.mkdirSync(nested, { recursive: true });
+        fs.writeFileSync(path.join(nested, 'lib.py'), LIB_BEFORE);
+        const nestedGit = (...args) => execFileSync('git', args, { cwd: nested, env, stdio: 'pipe' });
+        nestedGit('init', '-q', '-b', 'main');
+        nestedGit('add', '-A');
+        nestedGit('commit', '-q', '-m', 'vendored');
         fs.writeFileSync(
             path.join(paths.userData, 'User', 'settings.json'),
             JSON.stringify(
@@ -859,7 +871,54 @@ async function main() {
         await checkNoErrorToasts(page);
     });
 
+    await nestedRepositoryTurn(page, { ws, env, turnback });
+
     saveLogs();
+}
+
+/**
+ * Issue 14: a turn that changes a file inside a nested repository (vendor/lib, its own git
+ * repository inside the workspace) shows its code lenses on that file, and the lens's "Undo
+ * turn" puts the file back without moving the nested repository's HEAD.
+ */
+async function nestedRepositoryTurn(page, { ws, env, turnback }) {
+    const lib = path.join(ws, NESTED, 'lib.py');
+    const nestedHead = () => execFileSync('git', ['rev-parse', 'HEAD'], { cwd: path.join(ws, NESTED), env, encoding: 'utf8' }).trim();
+    const head = nestedHead();
+    await step('a turn changes vendor/lib/lib.py, inside a nested repository', async () => {
+        await clearAllNotifications(page);
+        turnback('capture', '--label', 'vendored change', '-C', ws);
+        fs.writeFileSync(lib, LIB_AGENT);
+        turnback('capture', '--phase', 'after', '-C', ws);
+        await page.keyboard.press('Control+P');
+        const input = page.locator('.quick-input-widget .quick-input-box input');
+        await input.waitFor({ state: 'visible' });
+        await input.fill('vendor/lib/lib.py');
+        const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ hasText: 'lib.py' });
+        await row.first().waitFor();
+        await page.keyboard.press('Enter');
+        await tab(page, 'lib.py').first().waitFor();
+        await until(
+            async () => (await editorText(page, activeTextEditorLines(page))).trimEnd() === LIB_AGENT.trimEnd(),
+            "vendor/lib/lib.py's editor does not show the agent's text",
+            10000,
+        );
+    });
+
+    await step('its "Undo turn" lens undoes the turn; the nested repository\'s HEAD stays', async () => {
+        const lens = page.locator('.codelens-decoration a', { hasText: /^Undo turn$/ });
+        await until(async () => (await lens.count()) >= 1, 'no "Undo turn" code lens on vendor/lib/lib.py', 20000);
+        await sleep(500);
+        await shot(page, '13-nested-lens.png');
+        await lens.first().click();
+        await until(
+            () => readText(lib) === LIB_BEFORE,
+            () => `the lens's undo did not restore vendor/lib/lib.py: ${JSON.stringify(readText(lib))}`,
+        );
+        await waitForToast(page, /Undid 1 turn/, '"Undid 1 turn ..." from the nested file\'s lens');
+        check(nestedHead() === head, "the undo moved the nested repository's HEAD");
+        await checkNoErrorToasts(page);
+    });
 }
 
 /** Notifications: Clear All Notifications, from the palette (closing toasts one by one can stall on a fading one). */
