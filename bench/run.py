@@ -118,6 +118,8 @@ SERVER_ENV = {
 
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
+from pygls.protocol import LanguageServerProtocol, default_converter  # noqa: E402
+from pygls.protocol.json_rpc import JsonRPCResponseMessage  # noqa: E402
 
 from turnback.config import Settings  # noqa: E402
 from turnback.engine import Engine, RestoreOptions  # noqa: E402
@@ -705,7 +707,7 @@ class Bench:
                 else:
                     head = git(self.work, "cat-file", "blob", oid)[:40]
                     if '"version"' in head or head.startswith("{"):
-                        kind = "blob (timeline.json)"
+                        kind = "blob (timeline)"
                     else:
                         kind = "blob (other)"
                         unexpected.append(oid)
@@ -787,12 +789,43 @@ class Bench:
         self.restore()
 
 
+class PlainResult:
+    """The result type the bench client gives requests with no LSP result type."""
+
+
+def plain_results_converter() -> Any:
+    """pygls's converter, plus: a PlainResult response keeps its result as parsed JSON."""
+    converter = default_converter()
+    converter.register_structure_hook(
+        PlainResult,
+        lambda data, _type: JsonRPCResponseMessage(
+            id=data["id"], jsonrpc="2.0", result=data["result"]
+        ),
+    )
+    return converter
+
+
+class PlainResults(LanguageServerProtocol):
+    """The results of turnback's own methods stay the plain JSON an editor's `JSON.parse`
+    gives. pygls's client turns every object of an untyped result into a namedtuple:
+    108 ms of the 50-file diff's response (425 KB, 10,000 line objects) against 0.6 ms
+    for `json.loads`, a cost of this Python client that no editor pays."""
+
+    def get_result_type(self, method: str) -> Any:
+        return super().get_result_type(method) or PlainResult
+
+
 class Server:
     """`python -m turnback serve` driven by pygls's LanguageClient, as scripts/demo.py does."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.client = LanguageClient("turnback-bench", "1.0")
+        self.client = LanguageClient(
+            "turnback-bench",
+            "1.0",
+            protocol_cls=PlainResults,
+            converter_factory=plain_results_converter,
+        )
         self.progress: list[tuple[float, str]] = []
         self.client.feature(types.PROGRESS)(lambda params: self._on_progress(params))
         self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(lambda _p: None)

@@ -349,7 +349,7 @@ async def test_processes_and_servers_share_one_repository(tmp_path: Path, reques
     for line in refs.splitlines():
         name = line.split()[0]
         if "/sessions/" in name:
-            json.loads(git(repo, "show", f"{name}:timeline.json"))  # readable
+            json.loads(git(repo, "show", f"{name}:session.json"))  # readable
     for timeline in timelines:
         final[timeline.session] = {t.id: t for t in timeline.turns}
         numbers = [t.turn for t in timeline.turns]

@@ -377,15 +377,26 @@ class ServerDriver:
 
 
 def read_timeline(repo_root: Path, session: str) -> tuple[pygit2.Repository, dict | None]:
-    """The session's timeline.json, read with pygit2 independently of the engine."""
+    """The session's timeline (header and every turn blob under `turns/`), read with
+    pygit2 independently of the engine."""
     import json
 
     repo = pygit2.Repository(str(repo_root))
     ref = repo.references.get(f"refs/turnback/main/sessions/{session}")
     if ref is None:
         return repo, None
-    blob = repo[repo[ref.target].tree["timeline.json"].id]
-    return repo, json.loads(blob.data)
+    tree = repo[ref.target].tree
+    timeline = json.loads(repo[tree["session.json"].id].data)
+    stack = [repo[tree["turns"].id]] if "turns" in tree else []
+    turns = []
+    while stack:
+        for entry in stack.pop():
+            if entry.type_str == "tree":
+                stack.append(repo[entry.id])
+            else:
+                turns.append(json.loads(repo[entry.id].data))
+    timeline["turns"] = sorted(turns, key=lambda t: t["turn"])
+    return repo, timeline
 
 
 def snapshot_state(repo: pygit2.Repository, commit: str) -> State:

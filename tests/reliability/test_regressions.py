@@ -109,7 +109,6 @@ def test_redo_never_deletes_a_user_file_in_the_way_of_a_directory(engine_repo: P
 # {"d/e": file, "d/e/f.txt": None} and tree_with drops the file: the "after" snapshot and
 # every later one lack d/e, although it is on disk and not ignored.
 def test_server_snapshot_holds_a_file_that_replaced_a_directory(engine_repo: Path) -> None:
-    import json
 
     import pygit2
     from reliability_support import RawServer, tree_files
@@ -126,9 +125,9 @@ def test_server_snapshot_holds_a_file_that_replaced_a_directory(engine_repo: Pat
     finally:
         server.close()
     git = pygit2.Repository(str(repo))
-    ref = git.references["refs/turnback/main/sessions/s"]
-    timeline = json.loads(git[git[ref.target].tree["timeline.json"].id].data)
-    after = tree_files(git, git[pygit2.Oid(hex=timeline["turns"][-1]["after"])].tree)
+    timeline = Engine(str(repo)).store.load("s")
+    assert timeline is not None
+    after = tree_files(git, git[pygit2.Oid(hex=timeline.turns[-1].after)].tree)
     assert after.get("d/e") == ("file", b"a file where the directory was\n", False), after
 
 

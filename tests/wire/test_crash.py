@@ -249,7 +249,7 @@ def _killed_midway(root: Path) -> tuple[Path, dict]:
 
 
 def _rescued(repo: Path) -> list[dict]:
-    timeline = git(repo, "show", "refs/turnback/main/sessions/default:timeline.json")
+    timeline = git(repo, "show", "refs/turnback/main/sessions/default:session.json")
     return json.loads(timeline)["rescued"]
 
 

@@ -57,7 +57,7 @@ async def test_forced_redo_saves_what_it_overwrote(client, repo: Path):
     assert result["turnsRedone"] == 1
     assert read(repo, "src/app.py") == "print('agent')\n"
 
-    timeline = json.loads(git(repo, "show", "refs/turnback/main/sessions/default:timeline.json"))
+    timeline = json.loads(git(repo, "show", "refs/turnback/main/sessions/default:session.json"))
     assert timeline["rescued"], "the overwritten state must be kept"
     saved = git(repo, "show", f"{timeline['rescued'][-1]['commit']}:src/app.py")
     assert saved == "print('mine, after the undo')\n"

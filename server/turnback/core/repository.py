@@ -19,6 +19,7 @@ import pygit2
 from ..errors import NoWorkspace
 from .durability import enable_git_fsync
 from .locking import repository_lock
+from .memory import bound_pack_windows
 
 #: Overrides the per-user data directory (tests, portable installs).
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"
@@ -97,6 +98,7 @@ def _common_dir(git_dir: Path) -> Path:
 def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     """The repository for `folder`: its enclosing git work tree, else a shadow repository."""
     enable_git_fsync()  # before turnback writes any object or ref
+    bound_pack_windows()  # before turnback reads a pack
     path = Path(folder)
     if not path.is_dir():
         raise NoWorkspace(f"Workspace folder does not exist or is not a directory: {path}")

@@ -99,7 +99,10 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
     """A SequenceMatcher whose opcodes come from anchors, with difflib on the gaps."""
 
     def __init__(self, a: list[bytes], b: list[bytes]) -> None:
-        super().__init__(None, a, b, autojunk=False)
+        # Not SequenceMatcher.__init__: its index of every line of b (`__chain_b`, a third
+        # of a 2,000-line file's diff) serves find_longest_match, which this never calls.
+        self.isjunk, self.autojunk, self.a, self.b = None, False, a, b
+        self.matching_blocks = self.opcodes = None
         self._codes: list[Opcode] | None = None
 
     def get_opcodes(self) -> list[Opcode]:
@@ -131,17 +134,32 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
                 )
             if anchors:
                 i, j = a_lo, b_lo
-                for ai, bj in anchors:
+                # Anchors on consecutive lines of both sides are one run of equal lines:
+                # one opcode each (as _merged would join them), gaps matched between runs.
+                for first, last in _runs(anchors):
+                    ai, bj = anchors[first]
                     if ai > i or bj > j:
                         self._match(i, ai, j, bj, depth + 1, out)
-                    out.append(("equal", ai, ai + 1, bj, bj + 1))
-                    i, j = ai + 1, bj + 1
+                    i, j = anchors[last][0] + 1, anchors[last][1] + 1
+                    out.append(("equal", ai, i, bj, j))
                 self._match(i, a_hi, j, b_hi, depth + 1, out)
             else:
                 matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], False)
                 for tag, i1, i2, j1, j2 in matcher.get_opcodes():
                     out.append((tag, a_lo + i1, a_lo + i2, b_lo + j1, b_lo + j2))
         out.append(("equal", a_hi, end_a, b_hi, end_b))
+
+
+def _runs(anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first, last) positions of each run of anchors that follow each other on both sides."""
+    breaks = [
+        k
+        for k, (prev, cur) in enumerate(zip(anchors, anchors[1:], strict=False), 1)
+        if cur[0] != prev[0] + 1 or cur[1] != prev[1] + 1
+    ]
+    starts = [0, *breaks]
+    ends = [k - 1 for k in breaks] + [len(anchors) - 1]
+    return list(zip(starts, ends, strict=True))
 
 
 def _unique_anchors(

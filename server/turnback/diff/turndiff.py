@@ -46,11 +46,14 @@ def _inside(full: Path, root: Path) -> bool:
 def _blob(repo: pygit2.Repository, oid: pygit2.Oid, mode: int) -> bytes | None:
     if mode == FileMode.COMMIT:
         return b"Subproject commit " + str(oid).encode() + b"\n"
-    blob = repo[oid]
-    if blob.size > LIMITS.max_bytes:
-        # Enough for diff_file to see it is over the limit, without copying a huge blob.
+    # The object database directly: `repo[oid].data` reads a blob about twice as slowly
+    # (35 against 18 ms for the 50 packed blobs of the benchmark's diff). The lookup read
+    # the whole blob too, so a huge one costs no more memory than before.
+    data: bytes = repo.odb.read(oid)[1]
+    if len(data) > LIMITS.max_bytes:
+        # Enough for diff_file to see it is over the limit, without keeping a huge blob.
         return b"\n" * (LIMITS.max_bytes + 1)
-    return blob.data
+    return data
 
 
 _STATUS = {

@@ -1,15 +1,15 @@
 """A session's turns, kept in git so they survive restarts and crashes.
 
 Each session is one ref, `refs/turnback/<worktree>/sessions/<session>`,
-pointing at a small commit whose tree holds `timeline.json` and whose parents
-are every snapshot the timeline still uses. One ref update therefore commits a
-whole timeline change atomically, and `git gc` keeps exactly the snapshots a
-timeline can still reach: pruned turns free their objects.
+pointing at a small commit whose tree holds the timeline (a header and one blob per
+turn) and through whose parents every snapshot the timeline still uses is reachable
+(timeline_objects.py has the layout). One ref update therefore commits a whole
+timeline change atomically, and `git gc` keeps exactly the snapshots a timeline can
+still reach: pruned turns free their objects.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import asdict, dataclass, field, fields
@@ -22,6 +22,7 @@ import pygit2
 from ..core.gitrefs import delete_ref, set_ref
 from ..core.repository import WorkspaceRepo
 from ..results import RepositoryState, Rescued, SkippedPath, Turn
+from . import timeline_objects
 
 ACTIVE = "active"
 UNDONE = "undone"
@@ -37,6 +38,8 @@ FORCED_UNDO = "forcedUndo"
 REPLACED_BY_RESCUE = "replacedByRescue"
 #: Files a user changed after a crash, which recovery left as they were.
 RECOVERY_KEPT = "recoveryKept"
+#: Timeline layouts a store remembers (a few sessions' current and prepared commits).
+_LAYOUTS_KEPT = 16
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -181,15 +184,18 @@ class Timeline:
         return next((r for r in self.rescued if version_id in (r.id, r.commit)), None)
 
     def to_json(self) -> dict[str, Any]:
-        """timeline.json: the storage format (not the wire; see wire.py for that)."""
+        """Format 1: the whole timeline in one document (storage, not the wire: see wire.py)."""
+        return {**self.header_json(1), "turns": [asdict(t) for t in self.turns]}
+
+    def header_json(self, version: int) -> dict[str, Any]:
+        """Everything but the turns."""
         return {
-            "version": 1,
+            "version": version,
             "session": self.session,
             "nextTurn": self.next_turn,
             "updatedAt": self.updated_at,
             "lastCaptureAt": self.last_capture_at,
             "rescued": [asdict(r) for r in self.rescued],
-            "turns": [asdict(t) for t in self.turns],
         }
 
     @classmethod
@@ -213,6 +219,9 @@ class TimelineStore:
         self.sessions_prefix = f"{ws.ref_prefix}/sessions/"
         #: Touched on every change so that other processes notice cheaply.
         self.generation_path: Path = ws.state_dir / "generation"
+        #: Layouts of timeline commits this store read or wrote, newest last: a save
+        #: reuses the objects of the one its session's ref names.
+        self._layouts: dict[pygit2.Oid, timeline_objects.Layout] = {}
 
     def ref_name(self, session: str) -> str:
         return self.sessions_prefix + encode_session(session)
@@ -227,9 +236,16 @@ class TimelineStore:
         return self._read(ref.target)
 
     def _read(self, oid: pygit2.Oid) -> Timeline:
-        commit = self.repo[oid]
-        blob = self.repo[commit.tree["timeline.json"].id]
-        return Timeline.from_json(json.loads(blob.data))
+        data, layout = timeline_objects.read(self.repo, self.repo[oid], self._layouts.get(oid))
+        if layout is not None:
+            self._remember(oid, layout)
+        return Timeline.from_json(data)
+
+    def _remember(self, oid: pygit2.Oid, layout: timeline_objects.Layout) -> None:
+        self._layouts.pop(oid, None)
+        self._layouts[oid] = layout
+        while len(self._layouts) > _LAYOUTS_KEPT:
+            del self._layouts[next(iter(self._layouts))]
 
     def all(self) -> list[Timeline]:
         out = []
@@ -261,24 +277,20 @@ class TimelineStore:
         self.touch()
 
     def prepare(self, timeline: Timeline) -> str:
-        """Writes the timeline as a commit that no ref names yet."""
+        """Writes the timeline as a commit that no ref names yet (timeline_objects)."""
         timeline.updated_at = now_rfc3339()
-        data = json.dumps(timeline.to_json(), indent=1).encode()  # ASCII: names may not be UTF-8
-        builder = self.repo.TreeBuilder()
-        builder.insert("timeline.json", self.repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
-        parents: list[str] = []
-        for turn in timeline.turns:
-            parents.extend(c for c in turn.commits() if c not in parents)
-        parents.extend(r.commit for r in timeline.rescued if r.commit not in parents)
-        sig = signature()
-        oid = self.repo.create_commit(
-            None,
-            sig,
-            sig,
+        current = self.ref_target(timeline.session)
+        base = self._layouts.get(pygit2.Oid(hex=current)) if current else None
+        oid, layout = timeline_objects.write(
+            self.repo,
+            timeline.header_json(timeline_objects.FORMAT),
+            timeline.turns,
+            [r.commit for r in timeline.rescued],
             f"turnback timeline: {timeline.session}\n",
-            builder.write(),
-            [pygit2.Oid(hex=p) for p in parents],
+            signature(),
+            base,
         )
+        self._remember(oid, layout)
         return str(oid)
 
     def delete(self, session: str) -> None:

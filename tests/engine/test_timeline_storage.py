@@ -1,0 +1,95 @@
+"""Timeline storage (format 2): older timelines (format 1, one timeline.json) still load,
+what a turn writes does not grow with the session, and gc keeps exactly what a timeline uses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pygit2
+
+from helpers import git, read, write
+from turnback.config import Settings
+from turnback.engine import Engine
+from turnback.history.timeline import Timeline
+
+
+def _turn(engine: Engine, repo: Path, n: int) -> None:
+    """One agent turn through the engine: capture before, an edit, capture after."""
+    engine.capture(label=f"turn {n}", phase="before")
+    write(repo, "src/app.py", f"print({n})\n")
+    engine.capture(phase="after")
+
+
+def _loose(repo: Path) -> set[str]:
+    objects = repo / ".git" / "objects"
+    return {d.name + f.name for d in objects.iterdir() if len(d.name) == 2 for f in d.iterdir()}
+
+
+def _write_format_1(engine: Engine, timeline: Timeline) -> None:
+    """The session's ref at a timeline commit as turnback wrote it before format 2:
+    one timeline.json with every turn, every snapshot a parent."""
+    repo = engine.repo
+    builder = repo.TreeBuilder()
+    data = json.dumps(timeline.to_json(), indent=1).encode()
+    builder.insert("timeline.json", repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
+    parents = list(dict.fromkeys(c for t in timeline.turns for c in t.commits()))
+    sig = pygit2.Signature("turnback", "turnback@localhost")
+    oid = repo.create_commit(
+        None, sig, sig, "turnback timeline\n", builder.write(), [pygit2.Oid(hex=p) for p in parents]
+    )
+    repo.references.create(engine.store.ref_name(timeline.session), oid, force=True)
+
+
+# A session written in format 1 (one timeline.json) by an older turnback loads with
+# every turn, undoes, and is saved back in format 2 with the same turns.
+def test_format_1_timeline_loads_undoes_and_is_rewritten_as_format_2(repo: Path):
+    engine = Engine(str(repo))
+    for n in (1, 2, 3):
+        _turn(engine, repo, n)
+    written = engine.store.load("default")
+    assert written is not None
+    _write_format_1(engine, written)
+    legacy = Engine(str(repo))
+    loaded = legacy.store.load("default")
+    assert loaded is not None and loaded.to_json() == written.to_json()
+    assert legacy.undo()["turnsUndone"] == 1
+    assert read(repo, "src/app.py") == "print(2)\n"
+    assert git(repo, "ls-tree", "--name-only", "refs/turnback/main/sessions/default").split() == [
+        "session.json",
+        "turns",
+    ]
+    after = Engine(str(repo)).store.load("default")
+    assert after is not None
+    assert [(t.turn, t.state) for t in after.turns] == [(1, "active"), (2, "active"), (3, "undone")]
+
+
+# What one turn adds to the object database does not grow with the session: the 300th
+# turn writes about as many bytes as the 10th (format 1 rewrote every turn: ~25x as many).
+def test_a_turn_writes_as_much_at_300_turns_as_at_10(repo: Path):
+    engine = Engine(str(repo), Settings(turns_per_session=1000))
+    written: dict[int, int] = {}
+    for n in range(1, 301):
+        seen = _loose(repo) if n in (10, 300) else set()
+        _turn(engine, repo, n)
+        if seen:
+            new = _loose(repo) - seen
+            written[n] = sum(len(engine.repo.odb.read(pygit2.Oid(hex=o))[1]) for o in new)
+    assert written[300] < 2 * written[10], written
+    timeline = engine.store.load("default")
+    assert timeline is not None and [t.turn for t in timeline.turns] == list(range(1, 301))
+
+
+# The timeline ref keeps every snapshot its turns use reachable (so `git gc` keeps them)
+# and, once turns are pruned, no longer reaches theirs (so `git gc` frees them).
+def test_timeline_ref_reaches_exactly_the_kept_turns_snapshots(repo: Path):
+    engine = Engine(str(repo), Settings(turns_per_session=1000))
+    for n in range(1, 41):
+        _turn(engine, repo, n)
+    timeline = engine.store.load("default")
+    assert timeline is not None
+    old, kept = timeline.turns[:30], timeline.turns[30:]
+    engine.prune(keep=10)
+    reachable = set(git(repo, "rev-list", "refs/turnback/main/sessions/default").split())
+    assert {c for t in kept for c in t.commits()} <= reachable
+    assert not {c for t in old for c in t.commits()} & reachable
