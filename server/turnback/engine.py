@@ -47,6 +47,7 @@ from .results import (
     Turn,
 )
 from .snapshot import fswatch
+from .snapshot.ignore_rules import touches_ignore_files
 from .snapshot.members import WorkspaceScanner
 from .snapshot.scanner import Progress, Snapshot
 
@@ -197,9 +198,7 @@ class Engine:
             return None
         if time.monotonic() - self._last_full_scan > FULL_SCAN_INTERVAL:
             return None
-        if exclude != self._seen_exclude or any(
-            p.rpartition("/")[2] == ".gitignore" for p in changed
-        ):
+        if exclude != self._seen_exclude or touches_ignore_files(changed):
             self._seen_exclude = exclude
             return None  # ignore rules changed: every untracked verdict may have changed
         return changed

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import InvalidParams
 from ..results import PruneResult, RemovedRescued, RemovedTurn
-from .timeline import Timeline, TimelineStore, TurnRecord
+from .timeline import Timeline, TimelineStore, TurnRecord, rfc3339
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -87,7 +87,7 @@ def parse_age(value: Any) -> str:
             moment = datetime.now(timezone.utc) - span
         except OverflowError:
             raise InvalidParams("olderThan", "is too far in the past") from None
-        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return rfc3339(moment)
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -96,4 +96,4 @@ def parse_age(value: Any) -> str:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return rfc3339(moment)

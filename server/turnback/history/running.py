@@ -26,7 +26,7 @@ import pygit2
 from ..core.treeops import changed_paths
 from ..errors import Reason, RequestFailed
 from ..results import RunningTurn, Turn
-from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339
+from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     from .context import Context, RestoreOptions
@@ -101,8 +101,7 @@ def _seconds(value: float) -> str:
 
 
 def _rfc3339(stamp: float) -> str:
-    moment = datetime.fromtimestamp(stamp, timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return rfc3339(datetime.fromtimestamp(stamp, timezone.utc))
 
 
 def _created(turn: TurnRecord) -> float:

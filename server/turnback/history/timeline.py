@@ -43,8 +43,13 @@ _LAYOUTS_KEPT = 16
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
+def rfc3339(moment: datetime) -> str:
+    """The one time format of timelines and the wire: UTC, milliseconds, a "Z"."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def now_rfc3339() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return rfc3339(datetime.now(timezone.utc))
 
 
 def signature() -> pygit2.Signature:

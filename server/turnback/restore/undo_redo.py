@@ -16,12 +16,13 @@ import pygit2
 from ..core.durability import make_durable
 from ..core.repository import WorkspaceRepo
 from ..core.treeops import entry_at, is_dir_in
+from ..core.worktree import holds_repository
 from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
 from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
 from ..results import HeadMoved, KeptFile, RestoreResult
-from ..snapshot.ignore_rules import TreeIgnoreRules
+from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
@@ -49,7 +50,7 @@ class Restorer:
             for depth in range(len(parts) - 1, 0, -1):
                 if "/".join(parts[:depth]) in self.ctx.scanner.members:
                     break  # inside a repository of the workspace: its files are saved
-                if (self.ctx.ws.root.joinpath(*parts[:depth]) / ".git").exists():
+                if holds_repository(self.ctx.ws.root.joinpath(*parts[:depth])):
                     return NESTED_REPOSITORY
             return "notSaved"
 
@@ -61,7 +62,7 @@ class Restorer:
 
     def _target_ignored(self, target: pygit2.Tree | None, moves: dict) -> Callable[[str], bool]:
         """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
-        if not any(p.rpartition("/")[2] == ".gitignore" for p in moves):
+        if not touches_ignore_files(moves):
             return lambda _path: False
         rules = TreeIgnoreRules(self.ctx.repo, target, _info_exclude(self.ctx.ws))
         tracks = self.ctx.scanner.tracks

@@ -217,3 +217,8 @@ class TreeIgnoreRules:
             if self._dir_cache[key]:
                 return True
         return bool(parts) and self._excluded(parts, is_dir=False)
+
+
+def touches_ignore_files(paths: Iterable[str]) -> bool:
+    """Whether any of `paths` is a `.gitignore`: every untracked verdict may have changed."""
+    return any(p.rpartition("/")[2] == ".gitignore" for p in paths)

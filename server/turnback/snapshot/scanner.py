@@ -35,6 +35,7 @@ from ..core.statcache import add_with_stat
 from ..core.treeops import Entry, tree_with
 from ..core.worktree import under_real_dirs
 from ..errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
+from .ignore_rules import touches_ignore_files
 from .seedcheck import untrusted_entries
 from .untracked import (
     IGNORED,
@@ -289,7 +290,7 @@ class Scanner:
         for path in specials.result():
             self._note_special(path, skipped)
         changed = {d.new_file.path for d in deltas}
-        rules_changed = any(p.rpartition("/")[2] == ".gitignore" for p in changed)
+        rules_changed = touches_ignore_files(changed)
         if not fresh and (not plain or rules_changed or settings != self._last_settings):
             self._revalidate_untracked(index, policy, skipped, changed)
         self._last_settings = settings
