@@ -53,7 +53,7 @@ def test_format_1_timeline_loads_undoes_and_is_rewritten_as_format_2(repo: Path)
     legacy = Engine(str(repo))
     loaded = legacy.store.load("default")
     assert loaded is not None and loaded.to_json() == written.to_json()
-    assert legacy.undo()["turnsUndone"] == 1
+    assert legacy.undo().count == 1
     assert read(repo, "src/app.py") == "print(2)\n"
     assert git(repo, "ls-tree", "--name-only", "refs/turnback/main/sessions/default").split() == [
         "session.json",

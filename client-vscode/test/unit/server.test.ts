@@ -157,16 +157,12 @@ describe('settings', () => {
         expect(getServerSettings()).toEqual({ untrackedFileSizeLimit: 1024, codeLens: false });
         expect(pickServerSettings({ turnsPerSession: 3, server: {}, trace: {} })).toEqual({ turnsPerSession: 3 });
         expect(pickServerSettings(null)).toEqual({});
-        expect(SERVER_SETTING_SECTIONS).toEqual([
-            'turnback.untrackedFileSizeLimit',
-            'turnback.untrackedDirFileLimit',
-            'turnback.excludedDirectories',
-            'turnback.turnsPerSession',
-            'turnback.codeLens',
-            'turnback.snapshotFileLimit',
-            'turnback.captureByteLimit',
-            'turnback.turnQuietPeriod',
-        ]);
+        // Every setting package.json contributes (generated from the server's own list by
+        // scripts/settings_contract.py) except the client's turnback.server.* and trace.
+        const contributed = Object.keys(
+            JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')).contributes.configuration.properties,
+        ).filter((key) => !key.startsWith('turnback.server.') && !key.startsWith('turnback.trace.'));
+        expect(SERVER_SETTING_SECTIONS).toEqual(contributed);
     });
 
     it('only turnback.server.* changes restart the server', () => {
