@@ -37,7 +37,7 @@ SAMPLES = int(os.environ.get("BENCH_REPEAT") or 5)
 
 def text_files(repo: Path, count: int) -> list[str]:
     """`count` tracked text files of `repo`, deterministic."""
-    listed = git(repo, "ls-files", "-s", capture=True).splitlines()
+    listed = git(repo, "ls-files", "-s").splitlines()
     files = [line.split("\t", 1)[1] for line in listed if line.startswith("100644")]
     return [f for f in sorted(files) if f.endswith((".py", ".md", ".txt", ".js"))][:count]
 
