@@ -13,19 +13,11 @@ from pathlib import Path
 import pytest
 
 from helpers import git, make_repo, tree_state, write
-from helpers.workspace import repo_git_state, two_repo_folder
+from helpers.workspace import agent_edits, repo_git_state, two_repo_folder
 from turnback.config import Settings
 from turnback.engine import Engine, RestoreOptions
 from turnback.errors import Conflict
 from turnback.wire import to_wire
-
-
-def agent_edits(ws: Path) -> None:
-    """A turn reaching into both repositories and the loose files."""
-    write(ws, "api/main.py", "api v2\n")
-    (ws / "api/lib/util.py").unlink()
-    write(ws, "web/new.js", "created by the agent\n")
-    write(ws, "notes.md", "notes v2\n")
 
 
 # Ensures a submodule's work-tree files (added from a local path) are captured and undone,

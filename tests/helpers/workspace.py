@@ -36,3 +36,11 @@ def two_repo_folder(root: Path) -> Path:
     make_repo(root / "web", {"index.js": "web v1\n", ".gitignore": "*.log\n"})
     write(root, "notes.md", "notes v1\n")
     return root
+
+
+def agent_edits(ws: Path) -> None:
+    """A turn reaching into both repositories and the loose files."""
+    write(ws, "api/main.py", "api v2\n")
+    (ws / "api/lib/util.py").unlink()
+    write(ws, "web/new.js", "created by the agent\n")
+    write(ws, "notes.md", "notes v2\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import SERVER_ENV, cli_json, git, run_cli, tree_state, write
-from helpers.workspace import repo_git_state, two_repo_folder
+from helpers.workspace import agent_edits, repo_git_state, two_repo_folder
 from turnback.engine import Engine
 from turnback.errors import Conflict
 
@@ -20,14 +20,6 @@ def run_hook(root: Path, event: str, payload: dict, env: dict[str, str]):
     return run_cli(
         root, "hook", "claude-code", event, env={**SERVER_ENV, **env}, input=json.dumps(payload)
     )
-
-
-def agent_edits(ws: Path) -> None:
-    """A turn reaching into both repositories and the loose files."""
-    write(ws, "api/main.py", "api v2\n")
-    (ws / "api/lib/util.py").unlink()
-    write(ws, "web/new.js", "created by the agent\n")
-    write(ws, "notes.md", "notes v2\n")
 
 
 # Ensures a folder of two repositories and a loose file is undone and redone exactly, from

@@ -194,12 +194,17 @@ def annotate_list(
     return running
 
 
-def _seal_interrupted(ctx: Context, timeline: Timeline, turn: TurnRecord) -> None:
-    """Seals an interrupted turn with the work tree as it is: what its redo brings back."""
+def _seal_now(ctx: Context, turn: TurnRecord, message: str) -> None:
+    """Seals `turn` with the work tree as it is now: what its redo brings back."""
     snap = ctx.capture_now(None, None)
-    turn.after = ctx.snapshot_commit(snap, f"turnback: after interrupted turn {turn.turn}\n")
+    turn.after = ctx.snapshot_commit(snap, message)
     turn.after_repositories = ctx.scanner.states()
     turn.sealed_at = now_rfc3339()
+
+
+def _seal_interrupted(ctx: Context, timeline: Timeline, turn: TurnRecord) -> None:
+    """Seals an interrupted turn with the work tree as it is: what its redo brings back."""
+    _seal_now(ctx, turn, f"turnback: after interrupted turn {turn.turn}\n")
     turn.interrupted = QUIET_PERIOD
     ctx.store.save(timeline)
 
@@ -260,10 +265,7 @@ def mark_interrupted(ctx: Context, session: str, turn_ref: int | str, reason: st
         if turn is None or turn.sealed or turn.interrupted is not None:
             return False
         if turn.state == ACTIVE and timeline.next_after(turn) is None:
-            snap = ctx.capture_now(None, None)
-            turn.after = ctx.snapshot_commit(snap, f"turnback: after turn {turn.turn}\n")
-            turn.after_repositories = ctx.scanner.states()
-            turn.sealed_at = now_rfc3339()
+            _seal_now(ctx, turn, f"turnback: after turn {turn.turn}\n")
         turn.interrupted = reason
         ctx.store.save(timeline)
         return True
