@@ -27,6 +27,7 @@ os.environ["TURNBACK_DATA_DIR"] = tempfile.mkdtemp(prefix="turnback-rss-")
 
 import pygit2  # noqa: E402
 from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
+from profile_ops import edit_big_modules  # noqa: E402
 
 from turnback.engine import Engine  # noqa: E402
 
@@ -105,15 +106,8 @@ def main() -> None:
         engine.redo()
     report("3 undo+redo of 1,000 files")
     engine.capture(label="diff")
-    for i in range(50):
-        path = work / f"src/big/module_{i:02d}.py"
-        lines = path.read_bytes().split(b"\n")
-        step = len(lines) // 10
-        for hunk in range(10):
-            for k in range(hunk * step + 5, hunk * step + 15):
-                lines[k] += b"  # edited"
-        path.write_bytes(b"\n".join(lines))
-    turn = engine.capture(phase="after")["turn"]
+    edit_big_modules(work)
+    turn = engine.capture(phase="after").number
     for _ in range(3):
         engine.diff(turn=turn)
     report("3 diffs of 50 files")
