@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from pygit2.enums import DiffOption
 from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.lsp.client import LanguageClient
 from pygls.lsp.server import LanguageServer
@@ -163,8 +164,9 @@ def test_pygls_private_parts_only_in_pygls_internals():
     assert not uses, "private pygls parts outside lsp/pygls_internals.py:\n" + "\n".join(uses)
 
 
-# statcache, userindex and seedcheck go through pygit2's cffi index handle; the scanner
-# attaches a repository to a standalone index through Index._repo.
+# statcache, sorted_index and seedcheck go through pygit2's cffi index handle; the scanner
+# attaches a repository to a standalone index through Index._repo, and workdir_scan limits
+# a work-tree diff to a path list through git_diff_options.pathspec.
 def test_pygit2_private_parts(tmp_path: Path):
     repo = pygit2.init_repository(str(tmp_path / "repo"))
     oid = repo.create_blob(b"hello\n")
@@ -179,3 +181,11 @@ def test_pygit2_private_parts(tmp_path: Path):
     assert found.file_size == 6 and hasattr(found, "flags_extended")
     tree = repo[index.write_tree(repo)]
     assert os.fsdecode(tree["dir"].name) == "dir"
+    (tmp_path / "repo" / "a").mkdir()
+    (tmp_path / "repo" / "a" / "new.txt").write_text("new\n")
+    (tmp_path / "repo" / "b.txt").write_text("b\n")
+    flags = DiffOption.INCLUDE_UNTRACKED
+    everything = pygit2_internals.diff_index_to_workdir(repo, index, flags, None)
+    limited = pygit2_internals.diff_index_to_workdir(repo, index, flags, [b"a"])
+    assert sorted(d.new_file.path for d in everything.deltas) == ["a/", "b.txt", "dir/file.txt"]
+    assert [d.new_file.path for d in limited.deltas] == ["a/"]

@@ -3,8 +3,9 @@
 The public Index API cannot add an entry with its stat data (so every later scan would
 rehash the file), read an entry's flags (skip-worktree, assume-unchanged) or its path by
 position without building Python objects, nor diff a standalone index against a
-repository. These go through pygit2's cffi handle (`Index._index`, `C`, `ffi`) and its
-`Index._repo`; pyproject.toml pins pygit2 to the minor version they were checked on.
+repository, nor limit a work-tree diff to a list of paths. These go through pygit2's cffi
+handle (`Index._index`, `C`, `ffi`) and its `Index._repo`; pyproject.toml pins pygit2
+to the minor version they were checked on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import pygit2
 from pygit2 import C, ffi
+from pygit2.enums import DiffOption
 from pygit2.errors import check_error
 from pygit2.utils import encode_fs_path
 
@@ -45,3 +47,24 @@ def add_entry(index: pygit2.Index, entry: IndexEntry) -> None:
 def attach_repository(index: pygit2.Index, repo: pygit2.Repository) -> None:
     """A standalone index reads and writes only its own file; diffing it needs the repo."""
     index._repo = repo
+
+
+def diff_index_to_workdir(
+    repo: pygit2.Repository, index: pygit2.Index, flags: int, paths: list[bytes] | None
+) -> pygit2.Diff:
+    """`Index.diff_to_workdir` limited to `paths` (literal paths: each names itself and
+    everything below it), which pygit2's wrapper cannot pass; the work-tree walk then never
+    enters what the list leaves out. libgit2 runs with the GIL released (cffi)."""
+    options = ffi.new("git_diff_options *")
+    check_error(C.git_diff_options_init(options, 1))
+    keep = []
+    if paths is not None:
+        flags |= DiffOption.DISABLE_PATHSPEC_MATCH
+        keep = [ffi.new("char[]", path) for path in paths]
+        strings = ffi.new("char *[]", keep)
+        options.pathspec.strings = strings
+        options.pathspec.count = len(keep)
+    options.flags = int(flags)
+    out = ffi.new("git_diff **")
+    check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, options))
+    return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)

@@ -46,6 +46,13 @@ class WorkspaceRepo:
     def ref_prefix(self) -> str:
         return f"{REF_ROOT}/{self.worktree_key}"
 
+    def open_again(self) -> pygit2.Repository:
+        """A second handle on the same repository and work tree, for another thread."""
+        repo = pygit2.Repository(self.repo.path)
+        if self.shadow:
+            repo.workdir = str(self.root)
+        return repo
+
     def head_commit(self) -> pygit2.Oid | None:
         """The commit HEAD points at, or None on an unborn HEAD or in a shadow repository."""
         if self.shadow or self.repo.head_is_unborn:

@@ -35,6 +35,7 @@ from ..core.statcache import add_with_stat
 from ..core.treeops import Entry, tree_with
 from ..core.worktree import under_real_dirs
 from ..errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
+from .cachewrite import CacheWriter
 from .ignore_rules import touches_ignore_files
 from .seedcheck import untrusted_entries
 from .untracked import (
@@ -48,14 +49,13 @@ from .untracked import (
     too_many_files,
 )
 from .userindex import UserIndex
+from .workdir_scan import PARALLEL_FROM, threads, workdir_deltas
 
-#: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners,
-#: and refreshed stat data written back to the private index so the next scan is cheaper.
+#: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners.
+#: Not UPDATE_INDEX: libgit2 writes the refreshed stat data into the repository's own index
+#: (the user's, loaded for it), never into the index being diffed, which it then rewrites.
 SCAN_FLAGS = (
-    DiffOption.INCLUDE_UNTRACKED
-    | DiffOption.INCLUDE_TYPECHANGE
-    | DiffOption.IGNORE_SUBMODULES
-    | DiffOption.UPDATE_INDEX
+    DiffOption.INCLUDE_UNTRACKED | DiffOption.INCLUDE_TYPECHANGE | DiffOption.IGNORE_SUBMODULES
 )
 
 Progress = Callable[[str, int | None], None]
@@ -129,6 +129,8 @@ class Scanner:
         #: Present from seeding until a full capture has hashed the untrusted seeded
         #: entries again (seedcheck.py), so a capture that fails first still does it.
         self._unverified = ws.state_dir / "index.unverified"
+        self._thread_repos: list[pygit2.Repository] = []
+        self._cache_writer = CacheWriter()
 
     def _private_index(self) -> pygit2.Index:
         if self._index is None:
@@ -166,6 +168,7 @@ class Scanner:
 
     def _reseed(self) -> None:
         """Starts the private index again from the user's (its stat cache), or empty."""
+        self._cache_writer.settle()
         self._index = None
         self._tree = None
         self._index_path.unlink(missing_ok=True)
@@ -205,6 +208,7 @@ class Scanner:
         With `changed` (every path that may have changed since the last capture, from a
         watcher) only those paths are looked at; without it, the whole work tree is.
         """
+        self._cache_writer.settle()  # the last capture's cache write reads the index
         attempts = iter([changed] + [None] * (CHURN_ATTEMPTS - 1))
 
         def attempt() -> Snapshot:
@@ -256,7 +260,7 @@ class Scanner:
         policy = self._policy(settings)
         report("Scanning the work tree", None)
         specials = SpecialFileWalk(str(self.ws.root), settings.excluded_directories)
-        deltas = list(index.diff_to_workdir(SCAN_FLAGS).deltas)
+        deltas = workdir_deltas(self._scan_repos(index), index, SCAN_FLAGS, str(self.ws.root))
         check_cancel()
 
         skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
@@ -313,10 +317,22 @@ class Scanner:
         tree = index.write_tree(self.ws.repo)
         self._anchor(tree)
         self._tree = tree
-        index.write()
-        if verify:
-            self._unverified.unlink(missing_ok=True)
+        unverified = self._unverified
+
+        def verified() -> None:
+            if verify:  # only once the re-hashed entries are on disk
+                unverified.unlink(missing_ok=True)
+
+        self._cache_writer.start(index, verified)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _scan_repos(self, index: pygit2.Index) -> list[pygit2.Repository]:
+        """One repository handle per scan thread; the workspace's own when one thread will do."""
+        if len(index) < PARALLEL_FROM or threads() < 2:
+            return [self.ws.repo]
+        if not self._thread_repos:
+            self._thread_repos = [self.ws.open_again() for _ in range(threads())]
+        return self._thread_repos
 
     def _submodules(self) -> list[str]:
         return [] if self.ws.shadow else self.user_index.submodules()
@@ -406,6 +422,7 @@ class Scanner:
 
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
+        self._cache_writer.settle()
         if self._index is not None:
             self._index.write()
 

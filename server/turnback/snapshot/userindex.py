@@ -13,8 +13,8 @@ import os
 
 import pygit2
 
-from ..core.pygit2_internals import entry_at, entry_path
 from ..core.repository import WorkspaceRepo
+from ..core.sorted_index import has_entry_under
 from ..core.worktree import holds_repository
 from ..errors import UnsupportedRepository
 
@@ -30,6 +30,8 @@ class UserIndex:
         self.index: pygit2.Index | None = None
         self._tree: pygit2.Tree | None = None
         self._submodules: list[str] | None = None
+        #: tracks_dir's answers for this version of the file (a bisection each, in Python).
+        self._tracked_dirs: dict[str, bool] = {}
 
     def _disk_stamp(self) -> tuple[tuple[int, int, int] | None, os.stat_result | None]:
         path = self.ws.user_index_path
@@ -52,6 +54,7 @@ class UserIndex:
             return False
         self._stamp = stamp
         self.index, self._tree, self._submodules = None, None, None
+        self._tracked_dirs = {}
         if st is not None and path is not None:
             self.index = _open(self.ws.repo, str(path))
         return True
@@ -95,7 +98,13 @@ class UserIndex:
         return [p for p in self._submodules if holds_repository(self.ws.root / p)]
 
     def tracks_dir(self, rel_dir: str) -> bool:
-        return self.index is not None and _has_entry_under(self.index, os.fsencode(rel_dir) + b"/")
+        known = self._tracked_dirs.get(rel_dir)
+        if known is None:
+            known = self.index is not None and has_entry_under(
+                self.index, os.fsencode(rel_dir) + b"/"
+            )
+            self._tracked_dirs[rel_dir] = known
+        return known
 
 
 def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
@@ -116,21 +125,3 @@ def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
         raise UnsupportedRepository(
             f"turnback cannot read this repository's index ({error}). Nothing was recorded."
         ) from None
-
-
-# git writes index entries sorted by their path's bytes (whatever core.ignoreCase says),
-# and an index opened on its own keeps that order.
-def _entry_path(index: pygit2.Index, position: int) -> bytes:
-    return entry_path(entry_at(index, position))
-
-
-def _has_entry_under(index: pygit2.Index, prefix: bytes) -> bool:
-    """Whether an entry path starts with `prefix`: the first path not below it does."""
-    low, high = 0, len(index)
-    while low < high:
-        middle = (low + high) // 2
-        if _entry_path(index, middle) < prefix:
-            low = middle + 1
-        else:
-            high = middle
-    return low < len(index) and _entry_path(index, low).startswith(prefix)
