@@ -185,9 +185,12 @@ def test_seed_rehashes_only_entries_that_may_differ(tmp_path: Path):
         },
     )
     repo = pygit2.Repository(str(root))
-    assert untrusted_entries(repo, repo.index, root, root / ".git") == []
+    assert untrusted_entries(repo, repo.index, root / ".git" / "index", root, root / ".git") == []
     write(root, ".gitattributes", "*.sh text eol=lf\n")
     git(root, "add", "-A")
     git(root, "update-index", "--assume-unchanged", "b.md")
     repo = pygit2.Repository(str(root))
-    assert untrusted_entries(repo, repo.index, root, root / ".git") == ["a.sh", "b.md"]
+    assert untrusted_entries(repo, repo.index, root / ".git" / "index", root, root / ".git") == [
+        "a.sh",
+        "b.md",
+    ]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pygit2
 
+from ..core import indexfile
 from ..core.pygit2_internals import entry_at, entry_path
 
 #: Index entry flags (git's CE_VALID, and CE_SKIP_WORKTREE in the extended flags).
@@ -72,29 +73,72 @@ def _autocrlf(repo: pygit2.Repository) -> bool:
 
 
 def untrusted_entries(
+    repo: pygit2.Repository,
+    index: pygit2.Index,
+    index_file: Path,
+    root: Path,
+    common_dir: Path | None,
+) -> list[str]:
+    """Paths (files, not submodules) whose seeded blob may differ from the file on disk.
+
+    Read from `index_file`'s bytes (core/indexfile.py) when it holds what `index` holds
+    (the same number of entries: the scanner checks right after loading it), otherwise,
+    or for a layout indexfile does not read, through libgit2.
+    """
+    data = _read(index_file)
+    found = indexfile.flagged_and_attributes(data) if indexfile.count(data) == len(index) else None
+    if found is None:
+        return _untrusted_in(repo, index, root, common_dir)
+    flagged, attributes = (sorted(os.fsdecode(p) for p in found[i]) for i in (0, 1))
+    text = _attribute_text(repo, root, common_dir, attributes)
+    if not _converting(repo, text):
+        return flagged
+    every = indexfile.paths(data) or []
+    return _convertible(repo, [os.fsdecode(p) for p in every], flagged, text)
+
+
+def _untrusted_in(
     repo: pygit2.Repository, index: pygit2.Index, root: Path, common_dir: Path | None
 ) -> list[str]:
-    """Paths (files, not submodules) whose seeded blob may differ from the file on disk."""
+    """The same, one entry at a time through libgit2."""
     entries = [e for e in _entries(index) if e[3] != GITLINK]
     flagged = [
         path
         for path, flags, extended, _mode in entries
         if flags & ASSUME_UNCHANGED or extended & SKIP_WORKTREE
     ]
-    sources = [root / p for p, *_ in entries if p.rpartition("/")[2] == ".gitattributes"]
+    attributes = [p for p, *_ in entries if p.rpartition("/")[2] == ".gitattributes"]
+    text = _attribute_text(repo, root, common_dir, attributes)
+    if not _converting(repo, text):
+        return flagged
+    return _convertible(repo, [p for p, *_ in entries], flagged, text)
+
+
+def _attribute_text(
+    repo: pygit2.Repository, root: Path, common_dir: Path | None, attributes: list[str]
+) -> bytes:
+    sources = [root / p for p in attributes]
     sources.append(root / ".gitattributes")
     if common_dir is not None:
         sources.append(common_dir / "info" / "attributes")
     if (global_file := _global_attributes(repo)) is not None:
         sources.append(global_file)
     text = b"\n".join(_read(p) for p in sources)
-    text = b"\n".join(line for line in text.splitlines() if not line.lstrip().startswith(b"#"))
-    converting = _autocrlf(repo) or _CONVERTING.search(text) is not None
-    if not converting:
-        return flagged
+    return b"\n".join(line for line in text.splitlines() if not line.lstrip().startswith(b"#"))
+
+
+def _converting(repo: pygit2.Repository, text: bytes) -> bool:
+    """Whether any path may be converted on its way into git: no per-path work otherwise."""
+    return _autocrlf(repo) or _CONVERTING.search(text) is not None
+
+
+def _convertible(
+    repo: pygit2.Repository, paths: list[str], flagged: list[str], text: bytes
+) -> list[str]:
+    """`flagged` and every path a filter, line-ending or encoding conversion applies to."""
     drivers = _DRIVER.search(text) is not None
     chosen = set(flagged)
-    for path, *_ in entries:
+    for path in paths:
         if path in chosen:
             continue
         if repo.load_filter_list(path) is not None or (

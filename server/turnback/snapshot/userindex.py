@@ -107,8 +107,8 @@ class UserIndex:
         return known
 
 
-def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
-    """The user's index, or a clear error for one libgit2 cannot read."""
+def refuse_sparse_index(repo: pygit2.Repository) -> None:
+    """A clear error for a sparse index, which libgit2 cannot read (nor a copy of it)."""
     try:
         sparse = repo.config.get_bool("index.sparse")
     except (KeyError, pygit2.GitError, ValueError):
@@ -119,6 +119,11 @@ def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
             "cannot read. Turn it off with `git sparse-checkout init --no-sparse-index` "
             "(the sparse checkout itself stays). Nothing was recorded."
         )
+
+
+def _open(repo: pygit2.Repository, path: str) -> pygit2.Index:
+    """The user's index, or a clear error for one libgit2 cannot read."""
+    refuse_sparse_index(repo)
     try:
         return pygit2.Index(path)
     except pygit2.GitError as error:
