@@ -457,7 +457,7 @@ class Bench:
                         start = time.perf_counter()
                         redone = await server.call("snapshot/redo", {})
                         took_redo = time.perf_counter() - start
-                        assert len(undone.files) == n and len(redone.files) == n, (
+                        assert len(undone["files"]) == n and len(redone["files"]) == n, (
                             undone["message"],
                             redone["message"],
                         )
