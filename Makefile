@@ -25,8 +25,8 @@ test: test-python test-portable test-vscode
 	else echo "skipping the VS Code end-to-end test: 'make e2e' installs what it needs"; fi
 
 test-python: $(STAMP)
-	$(PY) -m ruff check server tests scripts
-	$(PY) -m ruff format --check server tests scripts
+	$(PY) -m ruff check server tests scripts bench
+	$(PY) -m ruff format --check server tests scripts bench
 	$(PY) -m pytest
 
 # The engine and LSP suites again on the paths macOS and Windows take (no inotify, no syncfs).
@@ -66,11 +66,11 @@ vsix: $(STAMP) client-vscode/node_modules/.installed
 	cd client-vscode && node scripts/ovsx-check.mjs  # Open VSX's CLI accepts it (a local stand-in registry)
 
 lint: $(STAMP)
-	$(PY) -m ruff check server tests scripts
+	$(PY) -m ruff check server tests scripts bench
 
 format: $(STAMP)
-	$(PY) -m ruff format server tests scripts
-	$(PY) -m ruff check --fix server tests scripts
+	$(PY) -m ruff format server tests scripts bench
+	$(PY) -m ruff check --fix server tests scripts bench
 
 # Benchmarks against the snapshot methods other tools use (BENCH_SIZE=100000 for the targets).
 bench: $(STAMP)

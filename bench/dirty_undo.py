@@ -41,11 +41,13 @@ def write_ballast(folder: Path, name: str) -> None:
     cache. New files, not rewritten ones: ext4 starts writing back a file truncated and
     rewritten (auto_da_alloc), which would put the ballast in flight instead of dirty."""
     folder.mkdir(parents=True, exist_ok=True)
-    block = os.urandom(CHUNK)
-    per_file = 128 << 20
+    # 128 MiB files in 8 MiB writes; a ballast below 128 MiB (the smoke test's) is one file.
+    per_file = min(128 << 20, BALLAST_BYTES)
+    chunk = min(CHUNK, per_file)
+    block = os.urandom(chunk)
     for index in range(max(1, BALLAST_BYTES // per_file)):
         with open(folder / f"{name}-{index}.o", "xb") as handle:
-            for _ in range(per_file // CHUNK):
+            for _ in range(per_file // chunk):
                 handle.write(block)
 
 

@@ -19,7 +19,7 @@ What a repository holds (counts scale with SIZE):
 - one commit on `main`, packed by `git gc` (as a clone would be), and a user
   index refreshed after a pause, so no entry is racily clean.
 
-Generated repositories are cached under `bench/.repos/` (gitignored) by
+Generated repositories are cached under `bench/.repos/` (gitignored; `BENCH_REPOS_DIR`) by
 generator version, size and seed: `src-g<V>-n<SIZE>-s<SEED>/`, with a JSON
 stamp next to it written last, so an interrupted generation is redone. The
 benchmark never runs in the cached copy: `work_copy()` copies it (`cp -a`)
@@ -41,7 +41,9 @@ from pathlib import Path
 
 GENERATOR_VERSION = 2
 BENCH_DIR = Path(__file__).resolve().parent
-REPOS_DIR = BENCH_DIR / ".repos"
+#: The cache of generated repositories, and where a run puts its scratch copies;
+#: `BENCH_REPOS_DIR` moves it (the smoke test keeps bench/ untouched with it).
+REPOS_DIR = Path(os.environ.get("BENCH_REPOS_DIR") or BENCH_DIR / ".repos").absolute()
 
 #: The git CLI as the benchmark runs it: no system or global configuration (the machine's
 #: fsmonitor, hooks or gc settings must not change the figures), identity from the env.

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
+#: Where result files are written and read; `BENCH_OUTPUT_DIR` moves them (the smoke test).
+RESULTS_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
 DEFAULT_OUT = BENCH_DIR.parent / "docs" / "bench" / "capture-latency.svg"
 
 SERIES = [
@@ -49,7 +52,7 @@ LEFT, RIGHT, TOP, BOTTOM = 80, 330, 50, 60
 
 def load() -> list[dict]:
     runs = []
-    for path in sorted(BENCH_DIR.glob("results-*.json")):
+    for path in sorted(RESULTS_DIR.glob("results-*.json")):
         try:
             run = json.loads(path.read_text())
         except (OSError, ValueError):

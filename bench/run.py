@@ -18,6 +18,8 @@ Environment:
                     (default: all of them)
     BENCH_GROWTH_TURNS  turns in the storage benchmark (default 100)
     BENCH_KEEP      1 keeps the scratch work tree and shadow repository after the run
+    BENCH_REPOS_DIR   the repository cache and scratch copies (default bench/.repos)
+    BENCH_OUTPUT_DIR  where the result files go (default bench/)
     BENCH_FULL_GC   1 also measures storage growth after a full `git gc --prune=now`
                     (default: 1 up to 30k files, 0 above, where two full gcs cost minutes)
 
@@ -50,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
+#: Where result files are written and read; `BENCH_OUTPUT_DIR` moves them (the smoke test).
+RESULTS_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 
@@ -457,7 +461,7 @@ class Bench:
                         start = time.perf_counter()
                         redone = await server.call("snapshot/redo", {})
                         took_redo = time.perf_counter() - start
-                        assert len(undone.files) == n and len(redone.files) == n, (
+                        assert len(undone["files"]) == n and len(redone["files"]) == n, (
                             undone["message"],
                             redone["message"],
                         )
@@ -1242,12 +1246,14 @@ def main() -> None:
     }
     result["targets"] = targets(bench, built["summary"])
     text = json.dumps(result, indent=1) + "\n"
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     if not TREE:  # results.json is the latest generated run, which report.py and plot.py read
-        (BENCH_DIR / f"{OUTPUT}.json").write_text(text)
-    (BENCH_DIR / f"{OUTPUT}-{LABEL}.json").write_text(text)
+        (RESULTS_DIR / f"{OUTPUT}.json").write_text(text)
+    (RESULTS_DIR / f"{OUTPUT}-{LABEL}.json").write_text(text)
     print_table(result)
+    shown = "bench" if RESULTS_DIR == BENCH_DIR else RESULTS_DIR
     print(
-        f"\nwrote bench/{OUTPUT}-{LABEL}.json (and bench/{OUTPUT}.json unless a real tree) in "
+        f"\nwrote {shown}/{OUTPUT}-{LABEL}.json (and {shown}/{OUTPUT}.json unless a real tree) in "
         f"{result['durationSeconds']} s"
     )
     shutil.rmtree(DATA_DIR, ignore_errors=True)

@@ -93,7 +93,7 @@ def run(turns: int, measured: list[int]) -> dict[str, Any]:
             elapsed = time.perf_counter() - t0
             if turn not in measured:
                 continue
-            timeline = engine.store.load(opened["session"])
+            timeline = engine.store.load(opened.session)
             assert timeline is not None
             record = timeline.turns[-1]
             new = {o: s for o, s in loose_objects(git_dir).items() if o not in before_objects}
@@ -105,7 +105,7 @@ def run(turns: int, measured: list[int]) -> dict[str, Any]:
 
             results[str(turn)] = {
                 "turn": turn,
-                "sealed": sealed["sealed"],
+                "sealed": sealed.sealed,
                 "objects": len(new),
                 "metadata_objects": len(meta),
                 "metadata_disk_bytes": sum(new[o] for o in meta),
