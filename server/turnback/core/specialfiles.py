@@ -3,51 +3,121 @@
 libgit2 silently skips anything that is not a file, symlink or directory, so a
 FIFO a turn made would appear in no capture. A full scan therefore also walks
 the work tree with `os.scandir` (the entry type comes from the directory
-listing: nothing is stat-ed or opened) in a thread beside libgit2's scan, which
-releases the GIL, so the walk costs a second core rather than wall-clock time.
-The walk skips `.git`, nested repositories and excluded directory names; the
-few names it returns are checked against the ignore rules afterwards, by the
+listing: nothing is stat-ed or opened) in a thread beside libgit2's scan. The
+walk skips `.git`, nested repositories and excluded directory names; the few
+names it returns are checked against the ignore rules afterwards, by the
 caller's thread (a libgit2 repository must not be used by two threads at once).
+
+Walking 100k entries in Python costs ~60 ms of a core that libgit2's parallel scan
+now wants, so `SpecialFiles` keeps each directory's listing and lists a directory
+again only when its mtime (or inode) changed: adding, removing or renaming an entry
+changes it. One `lstat` per directory remains, git's untracked-cache idea. A
+directory changed within `RACY_NS` of being listed is listed again next time, as its
+mtime may not show a change made in the same clock tick.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import threading
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from .worktree import holds_repository
+#: How close to its listing a directory's mtime makes the listing untrustworthy.
+RACY_NS = 2_000_000_000
+
+
+@dataclass
+class _Listing:
+    stamp: tuple[int, int, int]  # mtime, inode, device of the directory when listed
+    trusted: bool
+    has_git: bool = False
+    subdirs: list[str] = field(default_factory=list)
+    specials: list[str] = field(default_factory=list)
+
+
+class SpecialFiles:
+    """One work tree's special files, with the listings that make the next walk cheap."""
+
+    def __init__(self, root: str) -> None:
+        self._root = root
+        self._listings: dict[str, _Listing] = {}
+        self._last: SpecialFileWalk | None = None
+
+    def start(self, excluded_names: Iterable[str]) -> SpecialFileWalk:
+        if self._last is not None:
+            self._last.result()  # a capture that failed may have left one running
+        self._last = SpecialFileWalk(self, frozenset(excluded_names) | {".git"})
+        return self._last
+
+    def _listing(self, rel_dir: str) -> _Listing | None:
+        full = os.path.join(self._root, rel_dir) if rel_dir else self._root
+        try:
+            st = os.lstat(full)
+        except OSError:
+            self._listings.pop(rel_dir, None)
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        stamp = (st.st_mtime_ns, st.st_ino, st.st_dev)
+        known = self._listings.get(rel_dir)
+        if known is not None and known.trusted and known.stamp == stamp:
+            return known
+        listed_at = time.time_ns()
+        listing = _Listing(stamp, trusted=listed_at - st.st_mtime_ns > RACY_NS)
+        try:
+            with os.scandir(full) as entries:
+                for entry in entries:
+                    self._sort(entry, listing)
+        except OSError:
+            listing.trusted = False
+        self._listings[rel_dir] = listing
+        return listing
+
+    @staticmethod
+    def _sort(entry: os.DirEntry[str], listing: _Listing) -> None:
+        try:
+            if entry.name == ".git":
+                listing.has_git = True
+            elif entry.is_dir(follow_symlinks=False):
+                listing.subdirs.append(entry.name)
+            elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                listing.specials.append(entry.name)
+        except OSError:
+            listing.trusted = False
+
+    def walk(self, excluded: frozenset[str]) -> list[str]:
+        found: list[str] = []
+        seen: set[str] = set()
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            listing = self._listing(rel_dir)
+            if listing is None or (rel_dir and listing.has_git):
+                continue  # gone, or a nested repository: its own owner's
+            seen.add(rel_dir)
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            found.extend(prefix + name for name in listing.specials)
+            stack.extend(prefix + name for name in listing.subdirs if name not in excluded)
+        for gone in self._listings.keys() - seen:
+            del self._listings[gone]  # no longer reached: forget it, keep memory bounded
+        return found
 
 
 class SpecialFileWalk:
     """One background walk; `result()` waits for it and returns the paths it found."""
 
-    def __init__(self, root: str, excluded_names: Iterable[str]) -> None:
-        self._root = root
-        self._excluded = frozenset(excluded_names) | {".git"}
+    def __init__(self, files: SpecialFiles, excluded: frozenset[str]) -> None:
+        self._files = files
+        self._excluded = excluded
         self._found: list[str] = []
         self._thread = threading.Thread(target=self._walk, name="turnback-special", daemon=True)
         self._thread.start()
 
     def _walk(self) -> None:
-        stack = [""]
-        while stack:
-            rel_dir = stack.pop()
-            try:
-                with os.scandir(os.path.join(self._root, rel_dir) if rel_dir else self._root) as it:
-                    entries = list(it)
-            except OSError:
-                continue
-            for entry in entries:
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in self._excluded and not holds_repository(entry.path):
-                            stack.append(rel)
-                    elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
-                        self._found.append(rel)
-                except OSError:
-                    continue
+        self._found = self._files.walk(self._excluded)
 
     def result(self) -> list[str]:
         self._thread.join()

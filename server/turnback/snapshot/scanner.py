@@ -32,7 +32,7 @@ from ..core.gitrefs import set_ref
 from ..core.pygit2_internals import attach_repository
 from ..core.rawhash import file_mode, hash_path
 from ..core.repository import WorkspaceRepo
-from ..core.specialfiles import SpecialFileWalk
+from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
 from ..core.treeops import Entry, tree_with
 from ..core.worktree import under_real_dirs
@@ -138,6 +138,7 @@ class Scanner:
         self._unverified = ws.state_dir / "index.unverified"
         self._thread_repos: list[pygit2.Repository] = []
         self._cache_writer = CacheWriter()
+        self._special_files = SpecialFiles(str(ws.root))
 
     def _private_index(self, user_index_too: bool = False) -> pygit2.Index:
         """The private index, loaded from its file if need be; with `user_index_too`, the
@@ -278,7 +279,7 @@ class Scanner:
         plain = self.ws.shadow
         policy = self._policy(settings)
         report("Scanning the work tree", None)
-        specials = SpecialFileWalk(str(self.ws.root), settings.excluded_directories)
+        specials = self._special_files.start(settings.excluded_directories)
         deltas = workdir_deltas(self._scan_repos(index), index, SCAN_FLAGS, str(self.ws.root))
         check_cancel()
 

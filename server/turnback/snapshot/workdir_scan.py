@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import pygit2
@@ -25,6 +26,9 @@ from ..core.sorted_index import children, first_not_below
 PARALLEL_FROM = 5_000
 #: More threads than this stop paying on the machines turnback runs on (disks, not CPUs).
 MAX_THREADS = 4
+#: Groups per thread: a thread that finishes early takes the next, so one slow part of the
+#: tree (many directories, few files) does not leave the other threads idle.
+GROUPS_PER_THREAD = 3
 #: A group may outweigh the fair share by this factor before its heaviest directory is split.
 SLACK = 1.25
 #: How deep a heavy directory is split into its children before the groups are taken as is.
@@ -82,7 +86,8 @@ def plan_groups(root: str, index: pygit2.Index, parts: int) -> list[list[bytes]]
         lightest = loads.index(min(loads))
         groups[lightest].append(path)
         loads[lightest] += weights[path]
-    return [sorted(group) for group in groups if group] or None
+    ordered = sorted(range(parts), key=lambda i: -loads[i])  # heaviest first: taken first
+    return [sorted(groups[i]) for i in ordered if groups[i]] or None
 
 
 def _add_children(
@@ -102,13 +107,21 @@ def workdir_deltas(
     threads meanwhile) decide how many threads. Nothing may write `index` meanwhile."""
     # plan_groups reads entries by position, which sorts them here if anything left them
     # unsorted: the threads' own sorts are then no-ops, never writes.
-    groups = plan_groups(root, index, len(repos))
+    groups = plan_groups(root, index, len(repos) * GROUPS_PER_THREAD)
     if groups is None:
         return list(diff_index_to_workdir(repos[0], index, flags, None).deltas)
-    futures = [
-        executor().submit(diff_index_to_workdir, repo, index, flags, group)
-        for repo, group in zip(repos, groups, strict=False)  # groups may be fewer
-    ]
+    queue = deque(groups)
+
+    def work(repo: pygit2.Repository) -> list[pygit2.DiffDelta]:
+        found: list[pygit2.DiffDelta] = []
+        while True:
+            try:
+                group = queue.popleft()  # atomic: each group is diffed once
+            except IndexError:
+                return found
+            found.extend(diff_index_to_workdir(repo, index, flags, group).deltas)
+
+    futures = [executor().submit(work, repo) for repo in repos]
     wait(futures)  # all done before any error is raised: none may still read the index
-    deltas = [delta for future in futures for delta in future.result().deltas]
+    deltas = [delta for future in futures for delta in future.result()]
     return sorted(deltas, key=lambda delta: delta.new_file.path)

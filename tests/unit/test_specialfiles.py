@@ -1,0 +1,47 @@
+"""The special-file walk reuses unchanged directories' listings and still sees every change."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from turnback.core.specialfiles import SpecialFiles
+
+OLD = 1_600_000_000  # a directory mtime far from now: its listing is trusted
+
+
+def _age(*dirs: Path) -> None:
+    for folder in dirs:
+        os.utime(folder, (OLD, OLD))
+
+
+# Proves a FIFO made in a directory whose listing was cached is found (its mtime moved),
+# one removed is forgotten, and a directory that becomes a repository is left out.
+def test_cached_listings_follow_changes(tmp_path: Path):
+    for rel in ("a/b", "c", "excluded"):
+        (tmp_path / rel).mkdir(parents=True)
+    os.mkfifo(tmp_path / "excluded" / "pipe")
+    _age(tmp_path / "a" / "b", tmp_path / "a", tmp_path / "c", tmp_path / "excluded", tmp_path)
+    files = SpecialFiles(str(tmp_path))
+    assert files.start(["excluded"]).result() == []
+    os.mkfifo(tmp_path / "a" / "b" / "pipe")
+    assert files.start(["excluded"]).result() == ["a/b/pipe"]
+    _age(tmp_path / "a" / "b")
+    (tmp_path / "c" / ".git").mkdir()
+    os.mkfifo(tmp_path / "c" / "inside")
+    assert files.start(["excluded"]).result() == ["a/b/pipe"]  # c is a nested repository
+    (tmp_path / "a" / "b" / "pipe").unlink()
+    assert files.start(["excluded"]).result() == []
+
+
+# Proves an unchanged, trusted directory is not listed again (the point of the cache).
+def test_unchanged_directory_is_not_listed_again(tmp_path: Path, monkeypatch):
+    (tmp_path / "d").mkdir()
+    _age(tmp_path / "d", tmp_path)
+    files = SpecialFiles(str(tmp_path))
+    files.start([]).result()
+    listed: list[str] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path: listed.append(path) or real(path))
+    files.start([]).result()
+    assert listed == []
