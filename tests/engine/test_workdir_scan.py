@@ -3,7 +3,7 @@
 Each case builds a real repository, changes its work tree in a way the split into path
 groups could get wrong (a deleted top-level file, a heavy directory split into its
 children, names with pattern characters, ignored and nested repositories), and compares
-`workdir_deltas` on several threads with pygit2's own `Index.diff_to_workdir`.
+`start_workdir_diff` on several threads with pygit2's own `Index.diff_to_workdir`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from turnback.config import Settings
 from turnback.core.repository import open_workspace
 from turnback.snapshot import scanner, workdir_scan
 from turnback.snapshot.scanner import SCAN_FLAGS, Scanner
-from turnback.snapshot.workdir_scan import plan_groups, workdir_deltas
+from turnback.snapshot.workdir_scan import plan_groups, start_workdir_diff
 
 ODD_NAMES = ["with space.txt", "star*.txt", "br[ack]et.txt", "q?.txt", "ünï.txt", "!bang"]
 
@@ -75,7 +75,7 @@ def test_parallel_scan_matches_one_thread(tmp_path: Path, monkeypatch, threads: 
     expected = _deltas(list(index.diff_to_workdir(SCAN_FLAGS).deltas))
     assert plan_groups(str(root), index, threads) is not None  # really split
     repos = [pygit2.Repository(str(root)) for _ in range(threads)]
-    assert _deltas(workdir_deltas(repos, index, SCAN_FLAGS, str(root))) == expected
+    assert _deltas(start_workdir_diff(repos, index, SCAN_FLAGS, str(root)).result()) == expected
     assert any(new.startswith("heavy/part3/") for _status, _old, new in expected)
 
 

@@ -51,7 +51,7 @@ from .untracked import (
     too_many_files,
 )
 from .userindex import UserIndex, refuse_sparse_index
-from .workdir_scan import PARALLEL_FROM, executor, threads, workdir_deltas
+from .workdir_scan import PARALLEL_FROM, executor, start_workdir_diff, threads
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners.
 #: Not UPDATE_INDEX: libgit2 writes the refreshed stat data into the repository's own index
@@ -280,12 +280,17 @@ class Scanner:
         policy = self._policy(settings)
         report("Scanning the work tree", None)
         specials = self._special_files.start(settings.excluded_directories)
-        deltas = workdir_deltas(self._scan_repos(index), index, SCAN_FLAGS, str(self.ws.root))
+        scan = start_workdir_diff(self._scan_repos(index), index, SCAN_FLAGS, str(self.ws.root))
+        verify = fresh or self._unverified.exists()
+        try:
+            to_add: list[str] = self._untrusted(index) if verify else []  # while it scans
+        except BaseException:
+            scan.wait()
+            raise
+        deltas = scan.result()
         check_cancel()
 
         skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
-        verify = fresh or self._unverified.exists()
-        to_add: list[str] = self._untrusted(index) if verify else []
         for delta in deltas:
             path = delta.new_file.path
             if delta.status == DeltaStatus.DELETED:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import pygit2
 
@@ -100,16 +100,34 @@ def _add_children(
         out.setdefault(prefix + name, 1)
 
 
-def workdir_deltas(
+class PendingDiff:
+    """A work-tree diff running on the pool; the caller's thread is free meanwhile."""
+
+    def __init__(self, futures: list[Future[list[pygit2.DiffDelta]]]) -> None:
+        self._futures = futures
+
+    def wait(self) -> None:
+        """Until every thread is done (none may still read the index afterwards)."""
+        wait(self._futures)
+
+    def result(self) -> list[pygit2.DiffDelta]:
+        """The deltas in path order, or the first thread's error, once all are done."""
+        self.wait()
+        deltas = [delta for future in self._futures for delta in future.result()]
+        return sorted(deltas, key=lambda delta: delta.new_file.path)
+
+
+def start_workdir_diff(
     repos: list[pygit2.Repository], index: pygit2.Index, flags: int, root: str
-) -> list[pygit2.DiffDelta]:
-    """The index against the work tree; `repos` (one per thread, not shared with other
-    threads meanwhile) decide how many threads. Nothing may write `index` meanwhile."""
+) -> PendingDiff:
+    """Starts the index against the work tree; `repos` (one per thread, not used by any
+    other thread meanwhile) decide how many threads. Nothing may write `index` until the
+    diff is done."""
     # plan_groups reads entries by position, which sorts them here if anything left them
     # unsorted: the threads' own sorts are then no-ops, never writes.
     groups = plan_groups(root, index, len(repos) * GROUPS_PER_THREAD)
     if groups is None:
-        return list(diff_index_to_workdir(repos[0], index, flags, None).deltas)
+        return PendingDiff([executor().submit(_whole, repos[0], index, flags)])
     queue = deque(groups)
 
     def work(repo: pygit2.Repository) -> list[pygit2.DiffDelta]:
@@ -121,7 +139,8 @@ def workdir_deltas(
                 return found
             found.extend(diff_index_to_workdir(repo, index, flags, group).deltas)
 
-    futures = [executor().submit(work, repo) for repo in repos]
-    wait(futures)  # all done before any error is raised: none may still read the index
-    deltas = [delta for future in futures for delta in future.result()]
-    return sorted(deltas, key=lambda delta: delta.new_file.path)
+    return PendingDiff([executor().submit(work, repo) for repo in repos])
+
+
+def _whole(repo: pygit2.Repository, index: pygit2.Index, flags: int) -> list[pygit2.DiffDelta]:
+    return list(diff_index_to_workdir(repo, index, flags, None).deltas)
