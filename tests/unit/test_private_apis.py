@@ -10,6 +10,7 @@ import ast
 import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 
 import pygit2
@@ -166,7 +167,8 @@ def test_pygls_private_parts_only_in_pygls_internals():
 
 # statcache, sorted_index and seedcheck go through pygit2's cffi index handle; the scanner
 # attaches a repository to a standalone index through Index._repo, and workdir_scan limits
-# a work-tree diff to a path list through git_diff_options.pathspec.
+# a work-tree diff to a path list through git_diff_options.pathspec; scan threads' handles
+# get an empty index of their own through libgit2's git_repository_set_index (ctypes).
 def test_pygit2_private_parts(tmp_path: Path):
     repo = pygit2.init_repository(str(tmp_path / "repo"))
     oid = repo.create_blob(b"hello\n")
@@ -189,3 +191,9 @@ def test_pygit2_private_parts(tmp_path: Path):
     limited = pygit2_internals.diff_index_to_workdir(repo, index, flags, [b"a"])
     assert sorted(d.new_file.path for d in everything.deltas) == ["a/", "b.txt", "dir/file.txt"]
     assert [d.new_file.path for d in limited.deltas] == ["a/"]
+    repo.index.add("b.txt")
+    repo.index.write()  # the user's index now has an entry; the emptied handle does not see it
+    handle = pygit2.Repository(str(tmp_path / "repo"))
+    assert pygit2_internals.use_empty_index(handle) or sys.platform == "win32"
+    if sys.platform != "win32":
+        assert len(handle.index) == 0 and len(pygit2.Repository(str(tmp_path / "repo")).index) == 1

@@ -20,6 +20,7 @@ from ..errors import NoWorkspace
 from .durability import enable_git_fsync
 from .locking import repository_lock
 from .memory import bound_pack_windows
+from .pygit2_internals import use_empty_index
 
 #: Overrides the per-user data directory (tests, portable installs).
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"
@@ -47,10 +48,12 @@ class WorkspaceRepo:
         return f"{REF_ROOT}/{self.worktree_key}"
 
     def open_again(self) -> pygit2.Repository:
-        """A second handle on the same repository and work tree, for another thread."""
+        """A second handle on the same repository and work tree, for a scan thread: its
+        own index is empty, as a scan diffs the private index and never needs the user's."""
         repo = pygit2.Repository(self.repo.path)
         if self.shadow:
             repo.workdir = str(self.root)
+        use_empty_index(repo)
         return repo
 
     def head_commit(self) -> pygit2.Oid | None:
