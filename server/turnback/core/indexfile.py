@@ -10,8 +10,6 @@ slower way through libgit2.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 SIGNATURE = b"DIRC"
 #: Offsets inside an entry: the mode word, the flags word, and the path after them.
 _MODE = 24
@@ -29,46 +27,22 @@ def count(data: bytes) -> int | None:
     return int.from_bytes(data[8:12], "big") if data[:4] == SIGNATURE else None
 
 
-def entries(data: bytes) -> Iterator[tuple[int, int, int, int, int]] | None:
-    """(path start, path end, flags, extended flags, mode) per entry; None when unreadable."""
-    if len(data) < 12 or data[:4] != SIGNATURE:
-        return None
-    if int.from_bytes(data[4:8], "big") not in (2, 3):
-        return None
-    count = int.from_bytes(data[8:12], "big")
+def _readable(data: bytes) -> bool:
+    """A version 2 or 3 file whose header's entry count fits in it."""
+    if len(data) < 12 or data[:4] != SIGNATURE or int.from_bytes(data[4:8], "big") not in (2, 3):
+        return False
     # One entry takes at least 64 bytes, and a 20-byte checksum ends the file.
-    if count * 64 > len(data) - 12 - 20:
-        return None
-    return _walk(data, count)
+    return int.from_bytes(data[8:12], "big") * 64 <= len(data) - 12 - 20
 
 
-def _walk(data: bytes, count: int) -> Iterator[tuple[int, int, int, int, int]]:
-    number = int.from_bytes
-    limit = len(data) - 20
-    offset = 12
-    for _ in range(count):
-        flags = number(data[offset + _FLAGS : offset + _HEADER], "big")
-        start = offset + _HEADER
-        extended = 0
-        if flags & EXTENDED:
-            extended = number(data[start : start + 2], "big")
-            start += 2
-        length = flags & NAME_MASK
-        end = data.index(b"\0", start) if length == NAME_MASK else start + length
-        if end > limit:
-            raise ValueError("index entry runs past the end of the file")
-        yield start, end, flags, extended, number(data[offset + _MODE : offset + _MODE + 4], "big")
-        offset += (end - offset + 8) & ~7
-
-
-def flagged_and_attributes(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
-    """Paths flagged assume-unchanged or skip-worktree (not gitlinks), and every
-    `.gitattributes` path; None when the file is not one this module reads.
+def _scan(data: bytes, every: list[bytes] | None) -> tuple[list[bytes], list[bytes]] | None:
+    """Flagged paths and `.gitattributes` paths, appending every non-gitlink path to `every`
+    if given; None when the file is not one this module reads.
 
     The loop reads two bytes per entry and builds nothing for an unflagged one (~17 ms at
     100k): attribute files are found first with `bytes.find`, by where their names end.
     """
-    if entries(data) is None:
+    if not _readable(data):
         return None
     name = b".gitattributes\0"
     ends: set[int] = set()
@@ -89,10 +63,14 @@ def flagged_and_attributes(data: bytes) -> tuple[list[bytes], list[bytes]] | Non
                 extended = data[start]
                 start += 2
             end = data.index(b"\0", start) if length == NAME_MASK else start + length
-            if high & (ASSUME_UNCHANGED >> 8) or extended & (SKIP_WORKTREE >> 8):
+            flags_it = high & (ASSUME_UNCHANGED >> 8) or extended & (SKIP_WORKTREE >> 8)
+            if flags_it or every is not None:
                 mode = int.from_bytes(data[offset + _MODE : offset + _MODE + 4], "big")
                 if mode != GITLINK:
-                    flagged.append(data[start:end])
+                    if flags_it:
+                        flagged.append(data[start:end])
+                    if every is not None:
+                        every.append(data[start:end])
             if end in ends and (end - start == len(name) - 1 or data[end - len(name)] == 0x2F):
                 attributes.append(data[start:end])
             offset += (end - offset + 8) & ~7
@@ -103,12 +81,13 @@ def flagged_and_attributes(data: bytes) -> tuple[list[bytes], list[bytes]] | Non
     return flagged, attributes
 
 
+def flagged_and_attributes(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
+    """Paths flagged assume-unchanged or skip-worktree (not gitlinks), and every
+    `.gitattributes` path; None when the file is not one this module reads."""
+    return _scan(data, None)
+
+
 def paths(data: bytes) -> list[bytes] | None:
     """Every entry's path except gitlinks; None when the file is not one this module reads."""
-    walk = entries(data)
-    if walk is None:
-        return None
-    try:
-        return [data[start:end] for start, end, _f, _x, mode in walk if mode != GITLINK]
-    except (ValueError, IndexError):
-        return None
+    every: list[bytes] = []
+    return every if _scan(data, every) is not None else None

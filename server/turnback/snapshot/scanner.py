@@ -160,13 +160,15 @@ class Scanner:
             wait([loading])  # the load must not outlive this capture's error
             raise
         index = loading.result()
-        if index is not None and not self._seeded and not self._anchored(self._adopt(index)):
-            index = None  # it may name objects that git gc has since deleted
+        if index is not None:
+            index = self._adopt(index)
+            if not self._seeded and not self._anchored(index):
+                index = None  # it may name objects that git gc has since deleted
         if index is None:
             self._reseed()
-            index = pygit2.Index(str(self._index_path))
-        self._index = self._adopt(index)
-        return self._index
+            index = self._adopt(pygit2.Index(str(self._index_path)))
+        self._index = index
+        return index
 
     def _policy(self, settings: Settings) -> UntrackedPolicy:
         """What to capture of the untracked files, under the user's index as last read."""
