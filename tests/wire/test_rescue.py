@@ -56,6 +56,21 @@ def _cli(repo: Path):
     return run
 
 
+async def _async_forced_redo(repo: Path, run, readme_too: bool = True) -> None:
+    """A turn changes src/app.py (and README.md), is undone, the user edits the same
+    files, and a forced redo overwrites those edits: they become a rescued version."""
+    await run("capture", label="turn")
+    write(repo, "src/app.py", "print('agent')\n")
+    if readme_too:
+        write(repo, "README.md", "agent readme\n")
+    await run("capture", phase="after")
+    await run("undo")
+    write(repo, "src/app.py", "print('mine')\n")
+    if readme_too:
+        write(repo, "README.md", "my readme\n")
+    await run("redo", force=True)
+
+
 def _rescued(listing: dict) -> list[dict]:
     return listing["rescued"]
 
@@ -65,12 +80,7 @@ def _rescued(listing: dict) -> list[dict]:
 async def test_list_shows_what_a_forced_redo_overwrote(client, repo: Path):
     run = _server(client)
 
-    await run("capture", label="turn")
-    write(repo, "src/app.py", "print('agent')\n")
-    await run("capture", phase="after")
-    await run("undo")
-    write(repo, "src/app.py", "print('mine')\n")
-    await run("redo", force=True)
+    await _async_forced_redo(repo, run, readme_too=False)
 
     [version] = (await run("list"))["rescued"]
     assert set(version) == {"id", "createdAt", "reason", "files"}
@@ -85,12 +95,7 @@ async def test_list_shows_what_a_forced_redo_overwrote(client, repo: Path):
 async def test_rescue_puts_back_and_rescues_what_it_replaced(client, repo: Path):
     run = _server(client)
 
-    await run("capture", label="turn")
-    write(repo, "src/app.py", "print('agent')\n")
-    await run("capture", phase="after")
-    await run("undo")
-    write(repo, "src/app.py", "print('mine')\n")
-    await run("redo", force=True)
+    await _async_forced_redo(repo, run, readme_too=False)
     [forced] = (await run("list"))["rescued"]
 
     result = await run("rescue", id=forced["id"])
@@ -139,17 +144,6 @@ async def test_rescue_paths_and_bad_params(client, repo: Path):
         assert error.value.code == -32602, params
         assert error.value.data["field"] == field, params
     assert read(repo, "README.md") == "agent readme\n"
-
-
-async def _async_forced_redo(repo: Path, run) -> None:
-    await run("capture", label="turn")
-    write(repo, "src/app.py", "print('agent')\n")
-    write(repo, "README.md", "agent readme\n")
-    await run("capture", phase="after")
-    await run("undo")
-    write(repo, "src/app.py", "print('mine')\n")
-    write(repo, "README.md", "my readme\n")
-    await run("redo", force=True)
 
 
 # Ensures prune keeps rescued versions (even when it drops every turn, the session
