@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -38,6 +39,27 @@ from pygit2.enums import Option  # noqa: E402
 from turnback.engine import Engine, RestoreOptions  # noqa: E402
 
 SIZE = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
+
+
+def scattered_files(work: Path) -> list[str]:
+    """The generated source files in a fixed random order: changes spread over the tree,
+    as in run.py."""
+    files = sorted(str(p.relative_to(work)) for p in work.glob("pkg*/**/file_*.py") if p.is_file())
+    random.Random(1).shuffle(files)
+    return files
+
+
+def line_appender(work: Path, note: str) -> Callable[[list[str]], None]:
+    """Appends a numbered comment line to each file given (a new number per call)."""
+    calls = [0]
+
+    def mutate(paths: list[str]) -> None:
+        calls[0] += 1
+        for rel in paths:
+            with open(work / rel, "a") as fh:
+                fh.write(f"# {note} {calls[0]}\n")
+
+    return mutate
 
 
 def edit_big_modules(work: Path) -> None:
@@ -74,15 +96,8 @@ def main() -> None:
     work = REPOS_DIR / f"profile-{SIZE}"
     print(f"copying {src.name} to {work} ...", file=sys.stderr)
     work_copy(src, work)
-    files = sorted(str(p.relative_to(work)) for p in work.glob("pkg*/**/file_*.py") if p.is_file())
-    random.Random(1).shuffle(files)  # changed files spread over the tree, as in run.py
-    tag = [0]
-
-    def mutate(paths: list[str]) -> None:
-        tag[0] += 1
-        for rel in paths:
-            with open(work / rel, "a") as fh:
-                fh.write(f"# profile edit {tag[0]}\n")
+    files = scattered_files(work)
+    mutate = line_appender(work, "profile edit")
 
     # 3. cold first capture
     engine = Engine(str(work))

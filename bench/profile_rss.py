@@ -13,7 +13,6 @@ its file part (mapped pack files), and `VmHWM`, from /proc/self/status.
 from __future__ import annotations
 
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ os.environ["TURNBACK_DATA_DIR"] = tempfile.mkdtemp(prefix="turnback-rss-")
 
 import pygit2  # noqa: E402
 from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
-from profile_ops import edit_big_modules  # noqa: E402
+from profile_ops import edit_big_modules, line_appender, scattered_files  # noqa: E402
 
 from turnback.engine import Engine  # noqa: E402
 
@@ -62,15 +61,8 @@ def main() -> None:
     src, _ = cached_repo(SIZE)
     work = REPOS_DIR / f"rss-{SIZE}"
     work_copy(src, work)
-    files = sorted(str(p.relative_to(work)) for p in work.glob("pkg*/**/file_*.py") if p.is_file())
-    random.Random(1).shuffle(files)
-    tag = [0]
-
-    def mutate(paths: list[str]) -> None:
-        tag[0] += 1
-        for rel in paths:
-            with open(work / rel, "a") as fh:
-                fh.write(f"# rss edit {tag[0]}\n")
+    files = scattered_files(work)
+    mutate = line_appender(work, "rss edit")
 
     if os.environ.get("RSS_WINDOW_MIB"):  # try other pack window settings than turnback's
         pygit2.settings.mwindow_size = int(os.environ["RSS_WINDOW_MIB"]) * 2**20
