@@ -197,3 +197,24 @@ def test_pygit2_private_parts(tmp_path: Path):
     assert pygit2_internals.use_empty_index(handle) or sys.platform == "win32"
     if sys.platform != "win32":
         assert len(handle.index) == 0 and len(pygit2.Repository(str(tmp_path / "repo")).index) == 1
+
+
+# Proves libgit2's mempack, reached through ctypes, takes every write of its handle, reads
+# it back (and the repository's own objects), keeps it off disk, and forgets it on reset.
+@pytest.mark.skipif(sys.platform == "win32", reason="libgit2's symbols are not exported there")
+def test_pygit2_mempack_holds_writes_in_memory(tmp_path: Path):
+    repo = pygit2.init_repository(str(tmp_path / "repo"))
+    on_disk = repo.create_blob(b"already there\n")
+    handle = pygit2.Repository(repo.path)
+    memory = pygit2_internals.MemoryObjects.attach(handle)
+    assert memory is not None
+
+    held = handle.create_blob(b"held in memory\n")
+
+    assert held in handle and held not in pygit2.Repository(repo.path)
+    assert memory.read(held) == (3, b"held in memory\n")
+    assert memory.read(on_disk) == (3, b"already there\n")
+    memory.reset()
+    assert held not in handle
+    with pytest.raises(KeyError):
+        memory.read(held)

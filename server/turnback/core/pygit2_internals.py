@@ -73,17 +73,27 @@ def diff_index_to_workdir(
 
 
 @functools.cache
-def _set_index() -> Any:
-    """libgit2's `git_repository_set_index`, which pygit2 does not declare, or None.
+def _undeclared(name: str) -> Any:
+    """A libgit2 function pygit2 does not declare (`int f(void *...)`), or None.
 
     Looked up through the loaded extension, whose libgit2 dependency exports it (Linux,
     macOS); where that fails (a Windows DLL), callers go without it."""
     try:
-        function = ctypes.CDLL(pygit2._libgit2.__file__).git_repository_set_index
+        function = getattr(ctypes.CDLL(pygit2._libgit2.__file__), name)
     except (OSError, AttributeError):
         return None
-    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     function.restype = ctypes.c_int
+    return function
+
+
+def _address(cdata: Any) -> int:
+    return int(ffi.cast("uintptr_t", cdata))
+
+
+def _set_index() -> Any:
+    function = _undeclared("git_repository_set_index")
+    if function is not None:
+        function.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     return function
 
 
@@ -95,8 +105,72 @@ def use_empty_index(repo: pygit2.Repository) -> bool:
     if function is None:
         return False
     empty = pygit2.Index()
-    address = int(ffi.cast("uintptr_t", repo._repo))
-    if function(address, int(ffi.cast("uintptr_t", empty._index))) != 0:
+    if function(_address(repo._repo), _address(empty._index)) != 0:
         return False
     repo._turnback_empty_index = empty  # type: ignore[attr-defined]  # the repo holds a ref too
     return True
+
+
+class MemoryObjects:
+    """libgit2's in-memory object backend ("mempack") on top of one repository handle:
+    every object written through that handle is kept in memory, readable through it,
+    until `reset`. pygit2 declares none of it (and reads by prefix, which mempack does
+    not implement, so `read` is here too); `attach` answers None where it is missing."""
+
+    _FUNCTIONS = (
+        "git_mempack_new",
+        "git_mempack_reset",
+        "git_repository_odb",
+        "git_odb_add_backend",
+        "git_odb_free",
+        "git_odb_read",
+        "git_odb_object_data",
+        "git_odb_object_size",
+        "git_odb_object_type",
+        "git_odb_object_free",
+    )
+
+    def __init__(self, repo: pygit2.Repository, backend: ctypes.c_void_p) -> None:
+        self._repo = repo
+        self._backend = backend  # owned by the repository's object database
+        self._c = {name: _undeclared(name) for name in self._FUNCTIONS}
+        self._c["git_odb_object_data"].restype = ctypes.c_void_p
+        self._c["git_odb_object_size"].restype = ctypes.c_size_t
+
+    @classmethod
+    def attach(cls, repo: pygit2.Repository) -> MemoryObjects | None:
+        if any(_undeclared(name) is None for name in cls._FUNCTIONS):
+            return None
+        backend, odb = ctypes.c_void_p(), ctypes.c_void_p()
+        if _undeclared("git_mempack_new")(ctypes.byref(backend)) != 0:
+            return None
+        handle = ctypes.c_void_p(_address(repo._repo))
+        if _undeclared("git_repository_odb")(ctypes.byref(odb), handle) != 0:
+            return None
+        try:
+            # Above every other backend (libgit2's are 1 and 2), so it takes every write;
+            # the odb owns it from here and frees it with the repository handle.
+            added = _undeclared("git_odb_add_backend")(odb, backend, ctypes.c_int(1000))
+        finally:
+            _undeclared("git_odb_free")(odb)  # the reference git_repository_odb gave
+        return cls(repo, backend) if added == 0 else None
+
+    def read(self, oid: pygit2.Oid) -> tuple[int, bytes]:
+        """An object's type number and content, from memory or the repository."""
+        c, odb, obj = self._c, ctypes.c_void_p(), ctypes.c_void_p()
+        if c["git_repository_odb"](ctypes.byref(odb), ctypes.c_void_p(_address(self._repo._repo))):
+            raise KeyError(str(oid))
+        try:
+            if c["git_odb_read"](ctypes.byref(obj), odb, ctypes.create_string_buffer(oid.raw, 20)):
+                raise KeyError(str(oid))
+            size = c["git_odb_object_size"](obj)
+            data = ctypes.string_at(c["git_odb_object_data"](obj), size)
+            kind = c["git_odb_object_type"](obj)
+            c["git_odb_object_free"](obj)
+            return kind, data
+        finally:
+            c["git_odb_free"](odb)
+
+    def reset(self) -> None:
+        """Forgets every object held (written elsewhere by now, or not needed)."""
+        self._c["git_mempack_reset"](self._backend)

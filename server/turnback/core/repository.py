@@ -56,6 +56,11 @@ class WorkspaceRepo:
         use_empty_index(repo)
         return repo
 
+    @property
+    def objects_dir(self) -> Path:
+        """Where the repository's objects are written (a linked worktree shares its main's)."""
+        return _common_dir(Path(self.repo.path)) / "objects"
+
     def head_commit(self) -> pygit2.Oid | None:
         """The commit HEAD points at, or None on an unborn HEAD or in a shadow repository."""
         if self.shadow or self.repo.head_is_unborn:

@@ -29,6 +29,7 @@ from pygit2.enums import DeltaStatus, DiffOption
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
 from ..core.gitrefs import set_ref
+from ..core.objectbatch import ObjectBatch
 from ..core.pygit2_internals import attach_repository
 from ..core.rawhash import file_mode, hash_path
 from ..core.repository import WorkspaceRepo
@@ -137,6 +138,7 @@ class Scanner:
         #: entries again (seedcheck.py), so a capture that fails first still does it.
         self._unverified = ws.state_dir / "index.unverified"
         self._thread_repos: list[pygit2.Repository] = []
+        self._batch: ObjectBatch | None = None
         self._cache_writer = CacheWriter()
         self._special_files = SpecialFiles(str(ws.root))
 
@@ -329,19 +331,27 @@ class Scanner:
         root = str(self.ws.root)
         found = self._within_limits(index, list(dict.fromkeys(to_add)), settings, skipped)
         total = len(found)
-        for done, (path, st) in enumerate(found, 1):
-            if done % 200 == 0:
-                check_cancel()
-                report(f"Hashing changed files ({done}/{total})", done * 100 // total)
-            oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
-            if oid is None:  # deleted between the scan and now
-                if path in index:
-                    index.remove(path)
-                continue
-            add_with_stat(index, path, oid, file_mode(st), st)
-        check_cancel()
-        report("Writing the snapshot", None)
-        tree = index.write_tree(self.ws.repo)
+        batch = self._object_batch()
+        try:
+            for done, (path, st) in enumerate(found, 1):
+                if done % 200 == 0:
+                    check_cancel()
+                    report(f"Hashing changed files ({done}/{total})", done * 100 // total)
+                oid = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
+                if oid is None:  # deleted between the scan and now
+                    if path in index:
+                        index.remove(path)
+                    continue
+                batch.held_blob(oid, st.st_size)
+                add_with_stat(index, path, oid, file_mode(st), st)
+                if batch.over_limit():
+                    batch.commit()
+            check_cancel()
+            report("Writing the snapshot", None)
+            tree = index.write_tree(batch.repo)
+            batch.commit(tree)  # on disk before the anchor or any turn names it
+        finally:
+            batch.discard()
         self._anchor(tree)
         self._tree = tree
         unverified = self._unverified
@@ -352,6 +362,11 @@ class Scanner:
 
         self._cache_writer.start(index, verified)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _object_batch(self) -> ObjectBatch:
+        if self._batch is None:
+            self._batch = ObjectBatch(self.ws.repo, self.ws.objects_dir)
+        return self._batch
 
     def _scan_repos(self, index: pygit2.Index) -> list[pygit2.Repository]:
         """One repository handle per scan thread; the workspace's own when one thread will do."""
