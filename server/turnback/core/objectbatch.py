@@ -101,4 +101,9 @@ class ObjectBatch:
 
     def _read(self, oid: pygit2.Oid) -> tuple[int, bytes]:
         assert self._memory is not None
-        return self._memory.read(oid)
+        try:
+            return self._memory.read(oid)
+        except KeyError:
+            # A tree the index's cache named but the repository lost: the scanner's
+            # "not found" path starts over from the user's index.
+            raise pygit2.GitError(f"object not found: {oid}") from None
