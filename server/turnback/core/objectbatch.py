@@ -34,15 +34,20 @@ class ObjectBatch:
     """Writes through `repo` are held until `commit`, which writes them into `target`
     (the workspace's own handle on the same repository). One capture at a time."""
 
-    def __init__(self, target: pygit2.Repository, objects_dir: Path) -> None:
+    def __init__(self, target: pygit2.Repository, objects_dir: Path, hold: bool = True) -> None:
         self.target = target
         self.objects_dir = objects_dir
-        handle = pygit2.Repository(target.path)
-        if target.workdir:
-            handle.workdir = target.workdir
-        self._memory = MemoryObjects.attach(handle)
-        #: Where objects are written: in memory, or straight to disk where mempack is missing.
-        self.repo = handle if self._memory is not None else target
+        self._memory: MemoryObjects | None = None
+        #: Where objects are written: in memory, or straight to disk (`hold` False, or
+        #: mempack missing), as loose objects.
+        self.repo = target
+        if hold:
+            handle = pygit2.Repository(target.path)
+            if target.workdir:
+                handle.workdir = target.workdir
+            self._memory = MemoryObjects.attach(handle)
+            if self._memory is not None:
+                self.repo = handle
         self._blobs: dict[pygit2.Oid, None] = {}
         self._held = 0
 

@@ -29,7 +29,7 @@ from pygit2.enums import DeltaStatus, DiffOption
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
 from ..core.gitrefs import set_ref
-from ..core.objectbatch import ObjectBatch
+from ..core.objectbatch import LOOSE_UP_TO, ObjectBatch
 from ..core.pygit2_internals import attach_repository
 from ..core.rawhash import file_mode, hash_path
 from ..core.repository import WorkspaceRepo
@@ -138,7 +138,6 @@ class Scanner:
         #: entries again (seedcheck.py), so a capture that fails first still does it.
         self._unverified = ws.state_dir / "index.unverified"
         self._thread_repos: list[pygit2.Repository] = []
-        self._batch: ObjectBatch | None = None
         self._cache_writer = CacheWriter()
         self._special_files = SpecialFiles(str(ws.root))
 
@@ -331,7 +330,11 @@ class Scanner:
         root = str(self.ws.root)
         found = self._within_limits(index, list(dict.fromkeys(to_add)), settings, skipped)
         total = len(found)
-        batch = self._object_batch()
+        # Held in memory only where many new objects are likely (a seeded index's first
+        # capture: every untracked file and the trees above it; a large turn): a handle of
+        # its own and a pack cost memory a small full scan has no use for.
+        many = fresh or total > LOOSE_UP_TO
+        batch = ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=many)
         try:
             for done, (path, st) in enumerate(found, 1):
                 if done % 200 == 0:
@@ -362,11 +365,6 @@ class Scanner:
 
         self._cache_writer.start(index, verified)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
-
-    def _object_batch(self) -> ObjectBatch:
-        if self._batch is None:
-            self._batch = ObjectBatch(self.ws.repo, self.ws.objects_dir)
-        return self._batch
 
     def _scan_repos(self, index: pygit2.Index) -> list[pygit2.Repository]:
         """One repository handle per scan thread; the workspace's own when one thread will do."""
