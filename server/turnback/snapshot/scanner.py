@@ -330,10 +330,10 @@ class Scanner:
         root = str(self.ws.root)
         found = self._within_limits(index, list(dict.fromkeys(to_add)), settings, skipped)
         total = len(found)
-        # Held in memory only where many new objects are likely (a seeded index's first
-        # capture: every untracked file and the trees above it; a large turn): a handle of
-        # its own and a pack cost memory a small full scan has no use for.
-        many = fresh or total > LOOSE_UP_TO
+        # Held in memory only when many files are hashed (a seeded index's first capture
+        # with its untracked files, a large turn): a handle of its own and a pack cost
+        # memory that a capture writing a few objects has no use for.
+        many = total > LOOSE_UP_TO
         batch = ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=many)
         try:
             for done, (path, st) in enumerate(found, 1):
