@@ -30,6 +30,17 @@ def _loose(root: Path) -> int:
     return sum(1 for p in (root / ".git/objects").glob("[0-9a-f][0-9a-f]/*"))
 
 
+def _turn_of_new_files(tmp_path: Path, count: int) -> tuple[Path, Engine, set[str]]:
+    """A sealed turn that added `count` files; the packs there were before it."""
+    root = make_repo(tmp_path / "repo")
+    engine = Engine(str(root))
+    engine.capture(label="turn")
+    packs = _packs(root)
+    _many_new_files(root, count)
+    engine.capture(phase="after")
+    return root, engine, packs
+
+
 def _undo_redo_round_trip(engine: Engine, root: Path) -> None:
     after = tree_state(root)
     engine.undo()
@@ -72,13 +83,7 @@ def test_few_new_objects_stay_loose(tmp_path: Path):
 # Proves blobs past the memory bound are written out mid-capture (several packs), complete.
 def test_held_bytes_bound_commits_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(objectbatch, "HELD_BYTES", 3000)  # ~100 blobs a batch
-    root = make_repo(tmp_path / "repo")
-    engine = Engine(str(root))
-    engine.capture(label="turn")
-    packs = _packs(root)
-    _many_new_files(root, 300)
-
-    engine.capture(phase="after")
+    root, engine, packs = _turn_of_new_files(tmp_path, 300)
 
     assert len(_packs(root) - packs) >= 2
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
@@ -91,13 +96,7 @@ def test_without_mempack_objects_are_written_directly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setattr(pygit2_internals.MemoryObjects, "attach", classmethod(lambda cls, r: None))
-    root = make_repo(tmp_path / "repo")
-    engine = Engine(str(root))
-    engine.capture(label="turn")
-    packs = _packs(root)
-    _many_new_files(root, 120)
-
-    engine.capture(phase="after")
+    root, engine, packs = _turn_of_new_files(tmp_path, 120)
 
     assert _packs(root) == packs
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
