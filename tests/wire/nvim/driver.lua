@@ -34,16 +34,22 @@ local function buffer_text(buf)
   return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
 end
 
--- Runs a user command and returns what it told the user through vim.notify.
-local function run(command)
+-- Runs a user command and returns what it said and how loudly (errors included).
+local function said_by(command)
   local said, notify = {}, vim.notify
   vim.notify = function(msg, level) table.insert(said, { msg = msg, level = level or 0 }) end
   local ok, err = pcall(vim.cmd, command)
   vim.notify = notify
   if not ok then error(command .. ": " .. tostring(err), 0) end
   assert(#said == 1, command .. " said " .. #said .. " things")
-  if said[1].level >= vim.log.levels.ERROR then error(command .. ": " .. said[1].msg, 0) end
-  return said[1].msg
+  return said[1].msg, said[1].level >= vim.log.levels.ERROR
+end
+
+-- Runs a user command and returns what it told the user through vim.notify (not an error).
+local function run(command)
+  local msg, loud = said_by(command)
+  if loud then error(command .. ": " .. msg, 0) end
+  return msg
 end
 
 local function state(tb, buf)
@@ -57,17 +63,6 @@ local function state(tb, buf)
     canRedo = list.canRedo,
     states = vim.tbl_map(function(t) return t.state end, list.turns),
   }
-end
-
--- Runs a user command and returns what it said and how loudly (errors included).
-local function said_by(command)
-  local said, notify = {}, vim.notify
-  vim.notify = function(msg, level) table.insert(said, { msg = msg, level = level or 0 }) end
-  local ok, err = pcall(vim.cmd, command)
-  vim.notify = notify
-  if not ok then error(command .. ": " .. tostring(err), 0) end
-  assert(#said == 1, command .. " said " .. #said .. " things")
-  return said[1].msg, said[1].level >= vim.log.levels.ERROR
 end
 
 -- The "running" scenario: the test opened an agent turn with a hook and changed files
