@@ -73,15 +73,17 @@ def main() -> None:
     engine.enable_watcher()
     engine.capture(label="cold")
     report("cold capture")
-    for i in range(15):
-        engine.capture(label=f"w{i}")
-        mutate(files[i * 10 : i * 10 + 10])
+
+    def turn(label: str, paths: list[str]) -> None:
+        engine.capture(label=label)
+        mutate(paths)
         engine.capture(phase="after")
+
+    for i in range(15):
+        turn(f"w{i}", files[i * 10 : i * 10 + 10])
     report("15 watcher turns of 10 files")
     for i in range(3):
-        engine.capture(label=f"k{i}")
-        mutate(files[1000 + i * 1000 : 2000 + i * 1000])
-        engine.capture(phase="after")
+        turn(f"k{i}", files[1000 + i * 1000 : 2000 + i * 1000])
     report("3 turns of 1,000 files")
     for _ in range(3):
         time.sleep(1.1)
@@ -91,9 +93,7 @@ def main() -> None:
         engine.capture(label="fallback")
     report("3 full-scan fallbacks (user's index rewritten)")
     for _ in range(3):
-        engine.capture(label="u")
-        mutate(files[5000:6000])
-        engine.capture(phase="after")
+        turn("u", files[5000:6000])
         engine.undo()
         engine.redo()
     report("3 undo+redo of 1,000 files")
@@ -104,9 +104,7 @@ def main() -> None:
         engine.diff(turn=turn)
     report("3 diffs of 50 files")
     for i in range(15):
-        engine.capture(label=f"x{i}")
-        mutate(files[200 + i * 10 : 210 + i * 10])
-        engine.capture(phase="after")
+        turn(f"x{i}", files[200 + i * 10 : 210 + i * 10])
     report("15 more watcher turns")
 
 
