@@ -102,3 +102,26 @@ async def redo(client: LanguageClient, **params) -> dict:
 
 async def list_turns(client: LanguageClient, **params) -> dict:
     return await request(client, "snapshot/list", params)
+
+
+def open_document(client: LanguageClient, path: Path, text: str, language_id: str) -> str:
+    """Opens `path` in the editor with `text` (version 1); returns its URI."""
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id=language_id, version=1, text=text
+            )
+        )
+    )
+    return uri
+
+
+def edit_unsaved(client: LanguageClient, uri: str, text: str) -> None:
+    """The user's unsaved edit: the whole document becomes `text` (version 2)."""
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )

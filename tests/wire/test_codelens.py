@@ -12,6 +12,8 @@ from pytest_lsp import LanguageClient
 
 from helpers import (
     SERVER_CONFIG,
+    edit_unsaved,
+    open_document,
     open_session,
     read,
     request,
@@ -57,16 +59,8 @@ async def agent_turn(client: LanguageClient, repo: Path, seal: bool = False) -> 
     return turn
 
 
-def open_document(client: LanguageClient, repo: Path, rel: str) -> str:
-    uri = (repo / rel).as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="python", version=1, text=read(repo, rel)
-            )
-        )
-    )
-    return uri
+def open_file(client: LanguageClient, repo: Path, rel: str) -> str:
+    return open_document(client, repo / rel, read(repo, rel), "python")
 
 
 async def code_lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
@@ -117,7 +111,7 @@ async def execute(client: LanguageClient, lens: types.CodeLens):
 @pytest.mark.parametrize("seal", [False, True], ids=["unsealed", "sealed"])
 async def test_lenses_on_changed_hunks(client, repo: Path, seal: bool):
     await agent_turn(client, repo, seal)
-    uri = open_document(client, repo, "src/app.py")
+    uri = open_file(client, repo, "src/app.py")
     lenses = await code_lenses(client, uri)
     assert len(lenses) == 8
     groups = [lenses[:4], lenses[4:]]
@@ -134,13 +128,8 @@ async def test_lenses_on_changed_hunks(client, repo: Path, seal: bool):
 # Ensures lenses follow the editor's unsaved text, not the file on disk.
 async def test_lenses_follow_unsaved_document_text(client, repo: Path):
     await agent_turn(client, repo)
-    uri = open_document(client, repo, "src/app.py")
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text="# new\n" + AGENT)],
-        )
-    )
+    uri = open_file(client, repo, "src/app.py")
+    edit_unsaved(client, uri, "# new\n" + AGENT)
     lenses = await code_lenses(client, uri)
     lines = sorted({lens.range.start.line for lens in lenses})
     assert lines == [0, 2, 7]
@@ -149,7 +138,7 @@ async def test_lenses_follow_unsaved_document_text(client, repo: Path):
 # Ensures a file the newest turn did not change gets no lenses.
 async def test_no_lenses_on_unchanged_file(client, repo: Path):
     await agent_turn(client, repo)
-    uri = open_document(client, repo, "README.md")
+    uri = open_file(client, repo, "README.md")
     assert await code_lenses(client, uri) == []
 
 
@@ -157,7 +146,7 @@ async def test_no_lenses_on_unchanged_file(client, repo: Path):
 async def test_code_lens_setting_false_gives_no_lenses(no_lens_client, repo: Path):
     client = no_lens_client
     await agent_turn(client, repo)
-    uri = open_document(client, repo, "src/app.py")
+    uri = open_file(client, repo, "src/app.py")
     assert await code_lenses(client, uri) == []
 
 
@@ -169,7 +158,7 @@ async def test_code_lens_setting_false_gives_no_lenses(no_lens_client, repo: Pat
 async def test_revert_hunk_applies_edit_restoring_lines(client, repo: Path, which: int):
     received = install_apply_edit(client)
     await agent_turn(client, repo)
-    uri = open_document(client, repo, "src/app.py")
+    uri = open_file(client, repo, "src/app.py")
     lenses = await code_lenses(client, uri)
     revert = [lens for lens in lenses if lens.command.title == "Revert hunk"][which]
     result = await execute(client, revert)
@@ -208,7 +197,7 @@ async def test_revert_hunk_edge_cases(client, repo: Path):
             write(repo, rel, before)
         await request(client, "snapshot/capture", {"label": case})
         write(repo, rel, after)
-        uri = open_document(client, repo, rel)
+        uri = open_file(client, repo, rel)
         lenses = await code_lenses(client, uri)
         reverts = [lens for lens in lenses if lens.command.title == "Revert hunk"]
         assert len(reverts) == 1, case
@@ -227,7 +216,7 @@ async def test_revert_hunk_edge_cases(client, repo: Path):
 # Ensures the "Undo turn" lens command undoes the turn: the file on disk goes back.
 async def test_undo_turn_lens_undoes_turn(client, repo: Path):
     turn = await agent_turn(client, repo)
-    uri = open_document(client, repo, "src/app.py")
+    uri = open_file(client, repo, "src/app.py")
     lenses = await code_lenses(client, uri)
     undo = next(lens for lens in lenses if lens.command.title == "Undo turn")
     result = await execute(client, undo)
@@ -240,7 +229,7 @@ async def test_undo_turn_lens_undoes_turn(client, repo: Path):
 # Ensures the "Show diff" lens command returns that file's diff for the turn.
 async def test_show_diff_lens_returns_file_diff(client, repo: Path):
     turn = await agent_turn(client, repo)
-    uri = open_document(client, repo, "src/app.py")
+    uri = open_file(client, repo, "src/app.py")
     show = [lens for lens in await code_lenses(client, uri) if lens.command.title == "Show diff"]
     result = await execute(client, show[0])
     assert result["turn"]["id"] == turn["id"]

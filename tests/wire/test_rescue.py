@@ -12,10 +12,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from helpers import SERVER_ENV, cli_json, git, read, request, run_cli, write
+from helpers import (
+    SERVER_ENV,
+    cli_json,
+    edit_unsaved,
+    git,
+    open_document,
+    read,
+    request,
+    run_cli,
+    write,
+)
 from turnback.history.timeline import Timeline
 from turnback.wire import rescued
 
@@ -262,20 +271,8 @@ async def test_rescue_over_unsaved_editor_changes_needs_force(client, repo: Path
 
     await _async_forced_redo(repo, run)
     [version] = (await run("list"))["rescued"]
-    uri = (repo / "README.md").as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=1, text="agent readme\n"
-            )
-        )
-    )
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text="unsaved\n")],
-        )
-    )
+    uri = open_document(client, repo / "README.md", "agent readme\n", "markdown")
+    edit_unsaved(client, uri, "unsaved\n")
     with pytest.raises(JsonRpcException) as conflict:
         await run("rescue", id=version["id"])
     assert conflict.value.code == -32803

@@ -13,16 +13,17 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from helpers import (
     SERVER_CONFIG,
     capture,
+    edit_unsaved,
     git,
     list_turns,
     make_repo,
+    open_document,
     open_session,
     read,
     redo,
@@ -460,20 +461,8 @@ async def test_head_moved_during_turn(client, repo: Path):
 async def test_unsaved_editor_changes_conflict(client, repo: Path):
     await capture(client)
     write(repo, "README.md", "agent\n")
-    uri = (repo / "README.md").as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=1, text="agent\n"
-            )
-        )
-    )
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text="unsaved edit\n")],
-        )
-    )
+    uri = open_document(client, repo / "README.md", "agent\n", "markdown")
+    edit_unsaved(client, uri, "unsaved edit\n")
     data = await expect_conflict(client, "snapshot/undo")
     assert data["files"] == ["README.md"]
     assert read(repo, "README.md") == "agent\n"
