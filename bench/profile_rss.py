@@ -74,16 +74,16 @@ def main() -> None:
     engine.capture(label="cold")
     report("cold capture")
 
-    def turn(label: str, paths: list[str]) -> None:
+    def agent_turn(label: str, paths: list[str]) -> None:
         engine.capture(label=label)
         mutate(paths)
         engine.capture(phase="after")
 
     for i in range(15):
-        turn(f"w{i}", files[i * 10 : i * 10 + 10])
+        agent_turn(f"w{i}", files[i * 10 : i * 10 + 10])
     report("15 watcher turns of 10 files")
     for i in range(3):
-        turn(f"k{i}", files[1000 + i * 1000 : 2000 + i * 1000])
+        agent_turn(f"k{i}", files[1000 + i * 1000 : 2000 + i * 1000])
     report("3 turns of 1,000 files")
     for _ in range(3):
         time.sleep(1.1)
@@ -93,7 +93,7 @@ def main() -> None:
         engine.capture(label="fallback")
     report("3 full-scan fallbacks (user's index rewritten)")
     for _ in range(3):
-        turn("u", files[5000:6000])
+        agent_turn("u", files[5000:6000])
         engine.undo()
         engine.redo()
     report("3 undo+redo of 1,000 files")
@@ -104,7 +104,7 @@ def main() -> None:
         engine.diff(turn=turn)
     report("3 diffs of 50 files")
     for i in range(15):
-        turn(f"x{i}", files[200 + i * 10 : 210 + i * 10])
+        agent_turn(f"x{i}", files[200 + i * 10 : 210 + i * 10])
     report("15 more watcher turns")
 
 
