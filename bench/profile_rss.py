@@ -5,7 +5,8 @@
 One Engine with the watcher on (what the server holds), on a scratch copy of the
 generated repository, through the operations of the benchmark's LSP session: a cold
 capture, watcher captures of 10 files, 1,000-file captures, a full-scan fallback after
-the user's index was rewritten, undo/redo of 1,000 files, the 50-file diff. After each:
+the user's index was rewritten, undo/redo of 1,000 files, the 50-file diff, then a long
+session of 300 turns of 10 files (memory must not grow per turn). After each:
 `VmRSS`, its anonymous part (malloc: libgit2's indexes and object cache, Python) and
 its file part (mapped pack files), and `VmHWM`, from /proc/self/status.
 """
@@ -106,6 +107,11 @@ def main() -> None:
     for i in range(15):
         agent_turn(f"x{i}", files[200 + i * 10 : 210 + i * 10])
     report("15 more watcher turns")
+    for hundred in range(3):  # a long session: no growth per turn
+        for i in range(100):
+            at = 300 + (hundred * 100 + i) * 10
+            agent_turn(f"long{i}", files[at : at + 10])
+        report(f"{hundred + 1}00 more watcher turns")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import pygit2
 from ..errors import NoWorkspace
 from .durability import enable_git_fsync
 from .locking import repository_lock
-from .memory import bound_pack_windows
+from .memory import bound_libgit2_memory
 from .pygit2_internals import use_empty_index
 
 #: Overrides the per-user data directory (tests, portable installs).
@@ -113,7 +113,7 @@ def _common_dir(git_dir: Path) -> Path:
 def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     """The repository for `folder`: its enclosing git work tree, else a shadow repository."""
     enable_git_fsync()  # before turnback writes any object or ref
-    bound_pack_windows()  # before turnback reads a pack
+    bound_libgit2_memory()  # before turnback reads an object
     path = Path(folder)
     if not path.is_dir():
         raise NoWorkspace(f"Workspace folder does not exist or is not a directory: {path}")

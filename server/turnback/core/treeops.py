@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import pygit2
@@ -33,20 +34,43 @@ def entry_at(tree: pygit2.Tree | None, path: str) -> Entry | None:
 def changed_paths(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None
 ) -> set[str]:
-    """Every file path whose content or mode differs between two trees."""
-    if old is None and new is None:
-        return set()
-    if old is None:
-        diff = new.diff_to_tree(swap=True)  # type: ignore[union-attr]
-    elif new is None:
-        diff = old.diff_to_tree()
-    else:
-        diff = repo.diff(old, new)
+    """Every file path whose content or mode differs between two trees.
+
+    Walks only the subtrees whose ids differ. libgit2's tree-to-tree diff reads every
+    tree of both sides (1,800 each at 100k files, 6-7 ms warm) and keeps each one in its
+    object cache; a 10-file turn differs in a few dozen.
+    """
     paths: set[str] = set()
-    for delta in diff.deltas:
-        paths.add(delta.old_file.path)
-        paths.add(delta.new_file.path)
+    _collect_changes(repo, old, new, "", paths)
     return paths
+
+
+def _collect_changes(
+    repo: pygit2.Repository,
+    old: pygit2.Tree | None,
+    new: pygit2.Tree | None,
+    prefix: str,
+    paths: set[str],
+) -> None:
+    before = {e.raw_name: (e.id, e.filemode) for e in old} if old is not None else {}
+    after = {e.raw_name: (e.id, e.filemode) for e in new} if new is not None else {}
+    for name in before.keys() | after.keys():
+        was, now = before.get(name), after.get(name)
+        if was == now:
+            continue
+        path = prefix + os.fsdecode(name)
+        was_dir = was is not None and was[1] == FileMode.TREE
+        now_dir = now is not None and now[1] == FileMode.TREE
+        if was_dir or now_dir:
+            _collect_changes(
+                repo,
+                repo[was[0]] if was_dir else None,  # type: ignore[index]
+                repo[now[0]] if now_dir else None,  # type: ignore[index]
+                path + "/",
+                paths,
+            )
+        if (was is not None and not was_dir) or (now is not None and not now_dir):
+            paths.add(path)
 
 
 def is_dir_in(tree: pygit2.Tree | None, path: str) -> bool:
@@ -70,6 +94,14 @@ def tree_with(
 def _tree_with(
     repo: pygit2.Repository, base: pygit2.Tree | None, changes: dict[str, Entry | None]
 ) -> pygit2.Oid:
+    return _build(repo, base, changes).write()
+
+
+def _build(
+    repo: pygit2.Repository, base: pygit2.Tree | None, changes: dict[str, Entry | None]
+) -> pygit2.TreeBuilder:
+    """A builder of `base` with `changes`; subtrees are written, this level is not (an
+    empty level is left out of its parent without writing or reading it back)."""
     direct: dict[str, Entry | None] = {}
     nested: dict[str, dict[str, Entry | None]] = {}
     for path, entry in changes.items():
@@ -92,10 +124,10 @@ def _tree_with(
         sub_base = repo[existing.id] if existing and existing.filemode == FileMode.TREE else None
         if sub_base is None and all(entry is None for entry in sub_changes.values()):
             continue  # removing paths below a file (or below nothing) leaves it alone
-        sub_oid = _tree_with(repo, sub_base, sub_changes)  # type: ignore[arg-type]
-        if len(repo[sub_oid]) == 0:  # type: ignore[arg-type]
+        sub = _build(repo, sub_base, sub_changes)  # type: ignore[arg-type]
+        if len(sub) == 0:
             if existing is not None:
                 builder.remove(name)
         else:
-            builder.insert(name, sub_oid, FileMode.TREE)
-    return builder.write()
+            builder.insert(name, sub.write(), FileMode.TREE)
+    return builder

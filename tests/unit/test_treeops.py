@@ -1,0 +1,79 @@
+"""changed_paths walks only the subtrees that differ, and names what libgit2's diff names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pygit2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygit2.enums import FileMode
+
+from turnback.core.treeops import Entry, changed_paths, tree_with
+
+#: Files replacing directories ("a", "a/c"), directories replacing files ("top/q"), and a
+#: name that is not UTF-8.
+PATHS = ["a/x", "a/y", "a/c/z", "a/c", "a", "b/x", "top", "top/q", "d/e/f", "n/\udcff.bin"]
+MODES = [FileMode.BLOB, FileMode.BLOB_EXECUTABLE, FileMode.LINK, FileMode.COMMIT]
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory) -> pygit2.Repository:
+    return pygit2.init_repository(str(tmp_path_factory.mktemp("trees")), bare=True)
+
+
+def _tree(repo: pygit2.Repository, files: dict[str, tuple[int, int]]) -> pygit2.Tree:
+    """A tree of `files` (path: content, mode); a path below a file is left out."""
+    kept = {p: v for p, v in files.items() if not any(p.startswith(q + "/") for q in files)}
+    entries: dict[str, Entry | None] = {}
+    for path, (content, mode) in kept.items():
+        oid = repo.create_blob(b"%d\n" % content)
+        if mode == FileMode.COMMIT:  # a submodule's commit needs no object here
+            oid = pygit2.Oid(hex=("%x" % (content + 1)).rjust(40, "0"))
+        entries[path] = Entry(str(oid), mode)
+    return repo[tree_with(repo, None, entries)]
+
+
+def _libgit2_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
+    deltas = repo.diff(old, new).deltas
+    return {d.old_file.path for d in deltas} | {d.new_file.path for d in deltas}
+
+
+files = st.dictionaries(
+    st.sampled_from(PATHS), st.tuples(st.integers(0, 2), st.sampled_from(MODES)), max_size=8
+)
+
+
+# Ensures the pruned walk names exactly the paths libgit2's full tree-to-tree diff names,
+# through files becoming directories, mode changes, symlinks, submodules and non-UTF-8 names.
+@settings(max_examples=300, deadline=None)
+@given(before=files, after=files)
+def test_changed_paths_match_libgit2(bare, before, after):
+    old, new = _tree(bare, before), _tree(bare, after)
+    assert changed_paths(bare, old, new) == _libgit2_paths(bare, old, new)
+
+
+# Ensures one missing side means every file of the other side.
+def test_changed_paths_against_nothing(bare):
+    tree = _tree(bare, {"a/x": (1, FileMode.BLOB), "top": (2, FileMode.BLOB)})
+    assert changed_paths(bare, None, tree) == {"a/x", "top"}
+    assert changed_paths(bare, tree, None) == {"a/x", "top"}
+    assert changed_paths(bare, None, None) == set()
+
+
+# Ensures a subtree both sides share is never read: its object is gone, and the walk still
+# answers (libgit2's diff reads every tree of both sides, so it fails here).
+def test_shared_subtree_is_not_read(tmp_path: Path):
+    repo = pygit2.init_repository(str(tmp_path), bare=True)
+    shared = {f"big/{n}": (n, FileMode.BLOB) for n in range(5)}
+    old = _tree(repo, {**shared, "top": (1, FileMode.BLOB)})
+    new = _tree(repo, {**shared, "top": (2, FileMode.BLOB)})
+    big = old["big"].id
+    os.remove(tmp_path / "objects" / str(big)[:2] / str(big)[2:])
+    repo = pygit2.Repository(str(tmp_path))  # no cached copy of the subtree
+    old, new = repo[old.id], repo[new.id]
+    assert changed_paths(repo, old, new) == {"top"}
+    with pytest.raises((KeyError, pygit2.GitError)):
+        repo.diff(old, new).deltas  # noqa: B018
