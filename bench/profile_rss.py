@@ -65,12 +65,19 @@ def main() -> None:
     files = scattered_files(work)
     mutate = line_appender(work, "rss edit")
 
+    report("start (imports)")
+    engine = Engine(str(work))  # opening the workspace applies turnback's libgit2 limits
     if os.environ.get("RSS_WINDOW_MIB"):  # try other pack window settings than turnback's
         pygit2.settings.mwindow_size = int(os.environ["RSS_WINDOW_MIB"]) * 2**20
         pygit2.settings.mwindow_mapped_limit = int(os.environ["RSS_LIMIT_MIB"]) * 2**20
-    print({k: getattr(pygit2.settings, k) for k in ("mwindow_size", "mwindow_mapped_limit")})
-    report("start (imports)")
-    engine = Engine(str(work))
+    if os.environ.get("RSS_CACHE_MIB"):  # and another object cache bound
+        pygit2.settings.cache_max_size(int(os.environ["RSS_CACHE_MIB"]) * 2**20)
+    limits = pygit2.settings
+    print(
+        f"pack windows {limits.mwindow_size >> 20} MiB, mapped at most"
+        f" {limits.mwindow_mapped_limit >> 20} MiB;"
+        f" object cache {limits.cached_memory[1] >> 20} MiB"
+    )
     engine.enable_watcher()
     engine.capture(label="cold")
     report("cold capture")

@@ -10,16 +10,17 @@ Environment:
                     1000-file figures and the diff take (BENCH_REPEAT + 1) // 2, at least 3
     BENCH_COLD_REPEAT  samples of the cold first capture (default: 5 up to 20k, else 3)
     BENCH_SECTIONS  comma-separated subset of: floor,cold,capture,undo,diff,rss,growth,cli,
-                    hook,dirtyundo
+                    hook,dirtyundo (default: all of them)
     BENCH_TREE      linux: run on the Linux 6.1 sources of Debian's linux-source-6.1 (a
                     real tree of 78k files, bench/real_tree.py) instead of a generated one;
                     the diff section then diffs an 11-file turn of real C files
     BENCH_DIRTY_MIB unrelated dirty data written before each dirtyundo sample (default 1024)
-                    (default: all of them)
     BENCH_GROWTH_TURNS  turns in the storage benchmark (default 100)
     BENCH_KEEP      1 keeps the scratch work tree and shadow repository after the run
     BENCH_REPOS_DIR   the repository cache and scratch copies (default bench/.repos)
     BENCH_OUTPUT_DIR  where the result files go (default bench/)
+    BENCH_SERVER_WRAP  a command the LSP server runs under, to profile it: `heaptrack -o
+                    FILE` (who holds the heap at its peak), `py-spy record -f raw -o FILE --`
     BENCH_FULL_GC   1 also measures storage growth after a full `git gc --prune=now`
                     (default: 1 up to 30k files, 0 above, where two full gcs cost minutes)
 
@@ -41,6 +42,7 @@ import json
 import os
 import platform
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -112,6 +114,8 @@ DIFF_NAME = "11_real" if TREE else "50x2000"
 # The turnback processes: private data directory, no git identity, no global git config.
 DATA_DIR = Path(tempfile.mkdtemp(prefix="turnback-bench-data-"))
 os.environ["TURNBACK_DATA_DIR"] = str(DATA_DIR)
+#: A profiler the server runs under (BENCH_SERVER_WRAP); its pid is then the profiler's.
+SERVER_WRAP = shlex.split(os.environ.get("BENCH_SERVER_WRAP", ""))
 SERVER_ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
     "TURNBACK_DATA_DIR": str(DATA_DIR),
@@ -234,11 +238,11 @@ def _dist_version(name: str) -> str:
 
 
 def proc_status(pid: int) -> dict[str, int]:
-    """VmHWM / VmRSS of a process in KiB."""
+    """VmHWM / VmRSS of a process in KiB, and VmRSS split into anonymous and file pages."""
     out = {}
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(("VmHWM", "VmRSS")):
+            if line.startswith(("VmHWM", "VmRSS", "RssAnon", "RssFile")):
                 out[line.split(":")[0]] = int(line.split()[1])
     return out
 
@@ -880,7 +884,9 @@ class Server:
 
     async def __aenter__(self) -> Server:
         start = time.perf_counter()
-        await self.client.start_io(sys.executable, "-m", "turnback", "serve", env=SERVER_ENV)
+        await self.client.start_io(
+            *SERVER_WRAP, sys.executable, "-m", "turnback", "serve", env=SERVER_ENV
+        )
         self.pid = server_process(self.client).pid
         await self.client.initialize_async(
             types.InitializeParams(
