@@ -22,6 +22,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
 from ..config import Settings, settings_from_json
+from ..core import memory
 from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
 from ..errors import InvalidParams, NoWorkspace, TurnbackError
@@ -209,6 +210,7 @@ class TurnbackServer(LanguageServer):
                 self.protocol.forget(msg_id)
             if changes_timeline:
                 self.watcher.check_soon()
+            asyncio.get_running_loop().run_in_executor(None, memory.return_free_heap)
 
     def _show_recovered(self, engine: Engine) -> None:
         """Tells the user about interrupted restores the request's lock recovered."""
