@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygit2.enums import FileMode
 
+from turnback.core import treeops
 from turnback.core.treeops import Entry, changed_paths, tree_with
 
 #: Files replacing directories ("a", "a/c"), directories replacing files ("top/q"), and a
@@ -77,3 +78,17 @@ def test_shared_subtree_is_not_read(tmp_path: Path):
     assert changed_paths(repo, old, new) == {"top"}
     with pytest.raises((KeyError, pygit2.GitError)):
         repo.diff(old, new).deltas  # noqa: B018
+
+
+# Ensures a turn that changed more directories than the walk's budget gets libgit2's
+# answer: the same paths.
+def test_many_changed_directories_fall_back_to_libgit2(bare, monkeypatch):
+    before = {f"d{n}/sub/f": (0, FileMode.BLOB) for n in range(6)}
+    after = {f"d{n}/sub/f": (1, FileMode.BLOB) for n in range(6)} | {"new/x": (0, FileMode.LINK)}
+    old, new = _tree(bare, before), _tree(bare, after)
+    expected = {f"d{n}/sub/f" for n in range(6)} | {"new/x"}
+    diffed, libgit2 = [], treeops._diffed_paths
+    monkeypatch.setattr(treeops, "_diffed_paths", lambda *a: diffed.append(a) or libgit2(*a))
+    assert changed_paths(bare, old, new) == expected and not diffed  # within the budget
+    monkeypatch.setattr(treeops, "WALK_BUDGET", 3)
+    assert changed_paths(bare, old, new) == expected and diffed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import NamedTuple
 
 import pygit2
@@ -31,43 +32,92 @@ def entry_at(tree: pygit2.Tree | None, path: str) -> Entry | None:
     return Entry(str(obj.id), int(obj.filemode))
 
 
+#: One entry of a raw tree object: mode, name, binary id.
+_TREE_ENTRY = re.compile(rb"(\d+) ([^\0]*)\0(.{20})", re.DOTALL)
+_DIR_MODE = b"40000"
+
+
+#: Subtree pairs the walk compares before it hands a turn that changed many directories
+#: to libgit2's diff, which is faster when most trees differ anyway (6 ms at 100k files
+#: against the walk's 55 ms for 1,000 scattered files; ~45 us a pair).
+WALK_BUDGET = 64
+
+
+class _TooManyChanges(Exception):
+    pass
+
+
 def changed_paths(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None
 ) -> set[str]:
     """Every file path whose content or mode differs between two trees.
 
-    Walks only the subtrees whose ids differ. libgit2's tree-to-tree diff reads every
-    tree of both sides (1,800 each at 100k files, 6-7 ms warm) and keeps each one in its
-    object cache; a 10-file turn differs in a few dozen.
+    Walks only the subtrees whose ids differ, over the raw tree objects. libgit2's
+    tree-to-tree diff reads every tree of both sides (1,800 each at 100k files, 6-7 ms
+    warm) and keeps each one in its object cache; a 10-file turn differs in a few dozen.
     """
     paths: set[str] = set()
-    _collect_changes(repo, old, new, "", paths)
+    budget = [WALK_BUDGET]
+    try:
+        _collect_changes(
+            repo.odb,
+            old.id if old is not None else None,
+            new.id if new is not None else None,
+            "",
+            paths,
+            budget,
+        )
+    except _TooManyChanges:
+        return _diffed_paths(repo, old, new)
     return paths
 
 
+def _diffed_paths(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None
+) -> set[str]:
+    if old is None and new is None:
+        return set()
+    if old is None:
+        diff = new.diff_to_tree(swap=True)  # type: ignore[union-attr]
+    elif new is None:
+        diff = old.diff_to_tree()
+    else:
+        diff = repo.diff(old, new)
+    return {d.old_file.path for d in diff.deltas} | {d.new_file.path for d in diff.deltas}
+
+
+def _raw_entries(odb: pygit2.Odb, oid: pygit2.Oid | None) -> set[tuple[bytes, bytes, bytes]]:
+    return set(_TREE_ENTRY.findall(odb.read(oid)[1])) if oid is not None else set()
+
+
 def _collect_changes(
-    repo: pygit2.Repository,
-    old: pygit2.Tree | None,
-    new: pygit2.Tree | None,
+    odb: pygit2.Odb,
+    old: pygit2.Oid | None,
+    new: pygit2.Oid | None,
     prefix: str,
     paths: set[str],
+    budget: list[int],
 ) -> None:
-    before = {e.raw_name: (e.id, e.filemode) for e in old} if old is not None else {}
-    after = {e.raw_name: (e.id, e.filemode) for e in new} if new is not None else {}
-    for name in before.keys() | after.keys():
-        was, now = before.get(name), after.get(name)
-        if was == now:
-            continue
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooManyChanges
+    before, after = _raw_entries(odb, old), _raw_entries(odb, new)
+    same = before & after
+    was_by_name = {name: (mode, oid) for mode, name, oid in before - same}
+    now_by_name = {name: (mode, oid) for mode, name, oid in after - same}
+    for name in was_by_name.keys() | now_by_name.keys():
+        was, now = was_by_name.get(name), now_by_name.get(name)
         path = prefix + os.fsdecode(name)
-        was_dir = was is not None and was[1] == FileMode.TREE
-        now_dir = now is not None and now[1] == FileMode.TREE
+        was_dir = was is not None and was[0] == _DIR_MODE
+        now_dir = now is not None and now[0] == _DIR_MODE
         if was_dir or now_dir:
             _collect_changes(
-                repo,
-                repo[was[0]] if was_dir else None,  # type: ignore[index]
-                repo[now[0]] if now_dir else None,  # type: ignore[index]
+                odb,
+                pygit2.Oid(raw=was[1]) if was_dir else None,  # type: ignore[index]
+                pygit2.Oid(raw=now[1]) if now_dir else None,  # type: ignore[index]
                 path + "/",
                 paths,
+                budget,
             )
         if (was is not None and not was_dir) or (now is not None and not now_dir):
             paths.add(path)
