@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import SERVER_ENV, cli_json, git, make_repo, tree_state, write
+from helpers import cli_json, cli_syscalls, git, make_repo, tree_state, write
 from turnback.core import objectbatch, pygit2_internals
 from turnback.engine import Engine
 
@@ -112,18 +111,10 @@ def test_pack_is_durable_before_a_ref_names_it(tmp_path: Path):
     root = make_repo(tmp_path / "repo")
     cli_json(root, "capture", "--label", "warm")
     _many_new_files(root, 150)
-    done = subprocess.run(
-        ["strace", "-f", "-qq", "-y", "-e", "trace=fsync,rename,renameat,renameat2"]
-        + [sys.executable, "-m", "turnback", "capture", "--label", "turn"],
-        cwd=root,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    trace = cli_syscalls(
+        root, "fsync,rename,renameat,renameat2", "capture", "--label", "turn", timeout=120
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    calls = [re.sub(r"^\[pid\s+\d+\]\s*", "", line) for line in done.stderr.splitlines()]
+    calls = [re.sub(r"^\[pid\s+\d+\]\s*", "", line) for line in trace.splitlines()]
 
     def where(call: str, mark: str) -> list[int]:
         return [i for i, c in enumerate(calls) if c.startswith(call) and mark in c]

@@ -5,7 +5,7 @@ concern each: env (the isolated environment), git, files, cli, lsp. The pytest f
 built on them (`repo`, `client`) are in tests/conftest.py.
 """
 
-from .cli import cli_json, run_cli
+from .cli import cli_json, cli_syscalls, run_cli
 from .env import DATA_DIR, GIT_ENV, SERVER_ENV
 from .files import read, tree_state, write
 from .git import git, git_run, make_repo
@@ -33,6 +33,7 @@ __all__ = [
     "SERVER_ENV",
     "capture",
     "cli_json",
+    "cli_syscalls",
     "edit_unsaved",
     "git",
     "git_run",

@@ -10,13 +10,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import SERVER_ENV, cli_json, make_repo, write
+from helpers import cli_json, cli_syscalls, make_repo, write
 from turnback.core.durability import Touched, make_durable
 
 FLUSH_CALLS = "fsync,fdatasync,syncfs,sync,sync_file_range"
@@ -25,19 +23,9 @@ FLUSH_CALLS = "fsync,fdatasync,syncfs,sync,sync_file_range"
 def flushed_under_strace(repo: Path, *args: str) -> tuple[set[str], list[str]]:
     """Runs `turnback <args>` under strace: the work-tree paths fsynced, and any whole-file-
     system flush (syncfs/sync) it made."""
-    done = subprocess.run(
-        ["strace", "-f", "-qq", "-y", "-e", f"trace={FLUSH_CALLS}"]
-        + [sys.executable, "-m", "turnback", *args],
-        cwd=repo,
-        env=SERVER_ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    fsynced = set(re.findall(r"fsync\(\d+<([^>]*)>\)", done.stderr))
-    whole = re.findall(r"\b(syncfs|sync)\(", done.stderr)
+    trace = cli_syscalls(repo, FLUSH_CALLS, *args)
+    fsynced = set(re.findall(r"fsync\(\d+<([^>]*)>\)", trace))
+    whole = re.findall(r"\b(syncfs|sync)\(", trace)
     return fsynced, whole
 
 
