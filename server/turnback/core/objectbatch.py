@@ -12,7 +12,6 @@ fsyncs). Reads through the handle see the repository's objects and the batch's.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pygit2
@@ -20,14 +19,12 @@ import pygit2
 from .packfile import write_pack
 from .pygit2_internals import MemoryObjects
 from .rawhash import STREAM_ABOVE
+from .treeops import DIR_MODE, raw_tree_entries
 
 #: Up to this many new objects are written loose; more go into one pack.
 LOOSE_UP_TO = 64
 #: Blob bytes held in memory before `over_limit` asks for a commit (server memory).
 HELD_BYTES = 8 << 20
-#: A tree's entries: mode, name, raw id (git's tree format, entries back to back).
-_TREE_ENTRY = re.compile(rb"(\d+) [^\0]*\0(.{20})", re.DOTALL)
-_SUBTREE = b"40000"
 
 
 class ObjectBatch:
@@ -97,9 +94,9 @@ class ObjectBatch:
             oid = stack.pop()
             found.append(oid)
             _kind, data = self._read(oid)
-            for match in _TREE_ENTRY.finditer(data):
-                if match.group(1) == _SUBTREE:
-                    child = pygit2.Oid(raw=match.group(2))
+            for mode, _name, raw_id in raw_tree_entries(data):
+                if mode == DIR_MODE:
+                    child = pygit2.Oid(raw=raw_id)
                     if not exists(child):
                         stack.append(child)
         return found

@@ -32,9 +32,16 @@ def entry_at(tree: pygit2.Tree | None, path: str) -> Entry | None:
     return Entry(str(obj.id), int(obj.filemode))
 
 
-#: One entry of a raw tree object: mode, name, binary id.
+#: One entry of a raw tree object (git's format, entries back to back): mode, name, raw id.
 _TREE_ENTRY = re.compile(rb"(\d+) ([^\0]*)\0(.{20})", re.DOTALL)
-_DIR_MODE = b"40000"
+#: A subtree's mode as a raw tree object spells it.
+DIR_MODE = b"40000"
+
+
+def raw_tree_entries(data: bytes) -> list[tuple[bytes, bytes, bytes]]:
+    """(mode, name, raw id) of each entry of a tree object's content, without parsing
+    the tree through libgit2 (nor keeping it in its object cache)."""
+    return _TREE_ENTRY.findall(data)
 
 
 #: Subtree pairs the walk compares before it hands a turn that changed many directories
@@ -87,7 +94,7 @@ def _diffed_paths(
 
 
 def _raw_entries(odb: pygit2.Odb, oid: pygit2.Oid | None) -> set[tuple[bytes, bytes, bytes]]:
-    return set(_TREE_ENTRY.findall(odb.read(oid)[1])) if oid is not None else set()
+    return set(raw_tree_entries(odb.read(oid)[1])) if oid is not None else set()
 
 
 def _collect_changes(
@@ -108,8 +115,8 @@ def _collect_changes(
     for name in was_by_name.keys() | now_by_name.keys():
         was, now = was_by_name.get(name), now_by_name.get(name)
         path = prefix + os.fsdecode(name)
-        was_dir = was is not None and was[0] == _DIR_MODE
-        now_dir = now is not None and now[0] == _DIR_MODE
+        was_dir = was is not None and was[0] == DIR_MODE
+        now_dir = now is not None and now[0] == DIR_MODE
         if was_dir or now_dir:
             _collect_changes(
                 odb,
