@@ -24,12 +24,8 @@ from pathlib import Path
 import pygit2
 
 from ..core import indexfile
+from ..core.indexfile import ASSUME_UNCHANGED, GITLINK, SKIP_WORKTREE
 from ..core.pygit2_internals import entry_at, entry_path
-
-#: Index entry flags (git's CE_VALID, and CE_SKIP_WORKTREE in the extended flags).
-ASSUME_UNCHANGED = 0x8000
-SKIP_WORKTREE = 0x4000
-GITLINK = 0o160000
 
 #: Attributes under which the bytes on disk may differ from the blob git stores.
 _CONVERTING = re.compile(rb"\b(text|eol|crlf|ident|filter|working-tree-encoding)\b")

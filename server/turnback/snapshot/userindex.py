@@ -13,12 +13,11 @@ import os
 
 import pygit2
 
+from ..core.indexfile import GITLINK
 from ..core.repository import WorkspaceRepo
 from ..core.sorted_index import has_entry_under
 from ..core.worktree import holds_repository
 from ..errors import UnsupportedRepository
-
-GITLINK = 0o160000
 
 
 class UserIndex:
