@@ -17,7 +17,7 @@ from pathlib import Path
 import pygit2
 
 from .packfile import write_pack
-from .pygit2_internals import MemoryObjects, share_index
+from .pygit2_internals import MemoryObjects
 from .rawhash import STREAM_ABOVE
 from .treeops import DIR_MODE, raw_tree_entries
 
@@ -42,7 +42,6 @@ class ObjectBatch:
             handle = pygit2.Repository(target.path)
             if target.workdir:
                 handle.workdir = target.workdir
-            share_index(handle, target)  # hashing reads attributes from it: load it once
             self._memory = MemoryObjects.attach(handle)
             if self._memory is not None:
                 self.repo = handle

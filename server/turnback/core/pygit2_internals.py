@@ -101,23 +101,13 @@ def use_empty_index(repo: pygit2.Repository) -> bool:
     """Gives `repo` an empty in-memory index of its own, so that libgit2 never loads the
     user's for it (a work-tree diff that hashes a file looks for `.gitattributes` in the
     repository's index: 14 MiB and ~40 ms at 100k entries per handle). Says if it could."""
-    return _give_index(repo, pygit2.Index())
-
-
-def share_index(repo: pygit2.Repository, source: pygit2.Repository) -> bool:
-    """Gives `repo` the index `source` holds (the same file, one copy in memory), so a
-    second handle on the repository does not load it again on its first hash. Says if
-    it could."""
-    return _give_index(repo, source.index)
-
-
-def _give_index(repo: pygit2.Repository, index: pygit2.Index) -> bool:
     function = _set_index()
     if function is None:
         return False
-    if function(_address(repo._repo), _address(index._index)) != 0:
+    empty = pygit2.Index()
+    if function(_address(repo._repo), _address(empty._index)) != 0:
         return False
-    repo._turnback_index = index  # type: ignore[attr-defined]  # the repo holds a ref too
+    repo._turnback_empty_index = empty  # type: ignore[attr-defined]  # the repo holds a ref too
     return True
 
 
