@@ -334,23 +334,30 @@ async function expectEditorShows(page, expected, what) {
 /** Runs a command from the palette (F1), choosing the row whose label is exactly `title`. */
 async function runCommand(page, title) {
     // The palette sometimes closes between filling it and the click (focus moving back from a
-    // dialog or a notification that just closed): the row is then in the DOM but hidden.
-    // Open it again rather than wait 20 s on a row that will never show.
+    // dialog or a notification that just closed): the row is then in the DOM but hidden. Right
+    // after a dialog closes, F1 may also reach no part of the workbench and open nothing. Either
+    // way, put the focus back in the editor and open the palette again rather than wait 20 s
+    // on an input or a row that will never show.
     for (let attempt = 1; ; attempt++) {
-        await page.keyboard.press('Escape');
-        await page.keyboard.press('F1');
-        const input = page.locator('.quick-input-widget .quick-input-box input');
-        await input.waitFor({ state: 'visible' });
-        await input.fill(`>${title}`);
-        const row = page
-            .locator('.quick-input-widget .quick-input-list .monaco-list-row')
-            .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(title)}$`) }) });
-        await until(async () => (await row.count()) > 0, `the command palette has no command "${title}"`, 10000);
         try {
+            await page.keyboard.press('Escape');
+            await page.keyboard.press('F1');
+            const input = page.locator('.quick-input-widget .quick-input-box input');
+            await input.waitFor({ state: 'visible', timeout: 5000 });
+            await input.fill(`>${title}`, { timeout: 5000 });
+            const row = page
+                .locator('.quick-input-widget .quick-input-list .monaco-list-row')
+                .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(title)}$`) }) });
+            await until(async () => (await row.count()) > 0, `the command palette has no command "${title}"`, 10000);
             await row.first().click({ timeout: 5000 });
             break;
         } catch (error) {
             if (attempt === 3) throw error;
+            await page
+                .locator('.editor-group-container')
+                .first()
+                .click({ position: { x: 600, y: 500 }, timeout: 5000 })
+                .catch(() => undefined);
         }
     }
     await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
