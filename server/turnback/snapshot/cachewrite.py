@@ -4,6 +4,12 @@ Rewriting a 100k-entry index file takes ~25 ms, and nothing the capture returns 
 on it: the anchor ref already keeps every object the in-memory index names, and the file
 only lets the next process start warm. The caller settles the write before it touches
 the index again (the write reads it) and before anything replaces the file.
+
+A full scan writes its tree path-wise (indextree.py) and leaves the index's cache-tree
+stale; the write refreshes it first, with a repository handle no other thread uses, so
+the next process reads its tree from the file instead of rebuilding it. The refreshed
+tree must be the one the scan wrote: a difference is logged and reported to the scanner,
+which then writes its next tree whole.
 """
 
 from __future__ import annotations
@@ -24,12 +30,32 @@ class CacheWriter:
 
     def __init__(self) -> None:
         self._pending: Future[None] | None = None
+        #: Set when a refreshed cache-tree differed from the tree the scan wrote.
+        self.tree_differed = False
 
-    def start(self, index: pygit2.Index, then: Callable[[], None]) -> None:
-        """Writes `index` to its file, then runs `then` (only if the write succeeded)."""
+    def start(
+        self,
+        index: pygit2.Index,
+        then: Callable[[], None],
+        refresh: tuple[pygit2.Repository, pygit2.Oid] | None = None,
+    ) -> None:
+        """Writes `index` to its file, then runs `then` (only if the write succeeded).
+        With `refresh` (a handle only this write uses, and the tree the index should
+        hold), the index's cache-tree is rebuilt first."""
         self.settle()
 
         def write() -> None:
+            if refresh is not None:
+                repo, expected = refresh
+                written = index.write_tree(repo)
+                if written != expected:
+                    self.tree_differed = True
+                    log.error(
+                        "turnback's path-wise snapshot tree %s differs from its index's %s; "
+                        "the next capture writes the whole tree",
+                        expected,
+                        written,
+                    )
             index.write()
             then()
 

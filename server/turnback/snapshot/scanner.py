@@ -18,7 +18,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,11 +35,12 @@ from ..core.rawhash import file_mode, hash_path
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
-from ..core.treeops import Entry, tree_with
+from ..core.treeops import Entry, changed_paths, tree_with
 from ..core.worktree import under_real_dirs
 from ..errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
 from .cachewrite import CacheWriter
 from .ignore_rules import touches_ignore_files
+from .indextree import index_tree
 from .seedcheck import untrusted_entries
 from .untracked import (
     IGNORED,
@@ -163,8 +164,10 @@ class Scanner:
         index = loading.result()
         if index is not None:
             index = self._adopt(index)
-            if not self._seeded and not self._anchored(index):
-                index = None  # it may name objects that git gc has since deleted
+            if not self._seeded:
+                self._tree = self._anchored_tree(index)
+                if self._tree is None:
+                    index = None  # it may name objects that git gc has since deleted
         if index is None:
             self._reseed()
             index = self._adopt(pygit2.Index(str(self._index_path)))
@@ -204,15 +207,22 @@ class Scanner:
         else:
             pygit2.Index(str(self._index_path)).write()
 
-    def _anchored(self, index: pygit2.Index) -> bool:
-        """True when the anchor ref holds this index's tree, so gc kept all it names."""
+    def _anchored_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
+        """This index's tree when the anchor ref holds it, so gc kept all it names."""
         ref = self.ws.repo.references.get(self.anchor_ref)
         if ref is None:
-            return False
+            return None
         try:
-            return self.ws.repo[ref.target].tree_id == index.write_tree(self.ws.repo)
+            tree = index.write_tree(self.ws.repo)
+            return tree if self.ws.repo[ref.target].tree_id == tree else None
         except (pygit2.GitError, KeyError, ValueError):
-            return False
+            return None
+
+    def _cache_refresh(self, tree: pygit2.Oid) -> tuple[pygit2.Repository, pygit2.Oid] | None:
+        """What the cache writer needs to refresh the saved cache-tree: a handle of the
+        scan threads' (idle until the next capture settles the write). A small index
+        has none, and rebuilding its cache-tree at the next load is cheap."""
+        return (self._thread_repos[0], tree) if self._thread_repos else None
 
     def _anchor(self, tree: pygit2.Oid) -> None:
         """Keeps everything the private index names reachable, before the index is saved."""
@@ -233,6 +243,9 @@ class Scanner:
         watcher) only those paths are looked at; without it, the whole work tree is.
         """
         self._cache_writer.settle()  # the last capture's cache write reads the index
+        if self._cache_writer.tree_differed:
+            self._cache_writer.tree_differed = False
+            self._tree = None  # write the next tree whole
         attempts = iter([changed] + [None] * (CHURN_ATTEMPTS - 1))
 
         def attempt() -> Snapshot:
@@ -279,11 +292,14 @@ class Scanner:
 
         index = self._private_index(user_index_too=True)
         fresh, self._seeded = self._seeded, False  # a failed capture revalidates next time
+        last, self._tree = self._tree, None  # unknown again until this capture succeeds
         plain = self.ws.shadow
         policy = self._policy(settings)
         report("Scanning the work tree", None)
-        specials = self._special_files.start(settings.excluded_directories)
         scan = start_workdir_diff(self._scan_repos(index), index, SCAN_FLAGS, str(self.ws.root))
+        # Started once the scan is planned: the walk holds the GIL in bursts, and planning
+        # makes thousands of short C calls that each wait for it (~80 ms on linux's tree).
+        specials = self._special_files.start(settings.excluded_directories)
         verify = fresh or self._unverified.exists()
         try:
             to_add: list[str] = self._untrusted(index) if verify else []  # while it scans
@@ -323,12 +339,17 @@ class Scanner:
             self._note_special(path, skipped)
         changed = {d.new_file.path for d in deltas}
         rules_changed = touches_ignore_files(changed)
+        #: Every path whose index entry this capture may change (indextree.py).
+        touched = {path for path in changed if not path.endswith("/")}
         if not fresh and (not plain or rules_changed or settings != self._last_settings):
-            self._revalidate_untracked(index, policy, skipped, changed)
+            if last is None and not plain:
+                last = self._written_tree(index)
+            touched |= self._revalidate_untracked(index, policy, skipped, changed, last)
         self._last_settings = settings
 
         root = str(self.ws.root)
         found = self._within_limits(index, list(dict.fromkeys(to_add)), settings, skipped)
+        touched.update(to_add)
         total = len(found)
         # Held in memory only when many files are hashed (a seeded index's first capture
         # with its untracked files, a large turn): a handle of its own and a pack cost
@@ -351,7 +372,7 @@ class Scanner:
                     batch.commit()
             check_cancel()
             report("Writing the snapshot", None)
-            tree = index.write_tree(batch.repo)
+            tree = index_tree(index, batch.repo, last, touched)
             batch.commit(tree)  # on disk before the anchor or any turn names it
         finally:
             batch.discard()
@@ -363,7 +384,7 @@ class Scanner:
             if verify:  # only once the re-hashed entries are on disk
                 unverified.unlink(missing_ok=True)
 
-        self._cache_writer.start(index, verified)
+        self._cache_writer.start(index, verified, self._cache_refresh(tree))
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
     def _scan_repos(self, index: pygit2.Index) -> list[pygit2.Repository]:
@@ -406,6 +427,7 @@ class Scanner:
         if self._tree is None or user_index_changed:
             # Who tracks what changed (git add, commit): re-check every untracked verdict.
             return self._capture(settings, None, None)
+        last, self._tree = self._tree, None  # unknown again until this capture succeeds
         policy = self._policy(settings)
         root = str(self.ws.root)
         skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
@@ -453,7 +475,7 @@ class Scanner:
             entry = Entry(str(oid), file_mode(st))
             add_with_stat(index, path, oid, entry.mode, st)
             changes[path] = entry
-        tree = tree_with(self.ws.repo, self.ws.repo[self._tree], changes)
+        tree = tree_with(self.ws.repo, self.ws.repo[last], changes)
         self._anchor(tree)
         self._tree = tree
         # The index file is rewritten by the next full scan: the anchor already keeps
@@ -557,34 +579,39 @@ class Scanner:
             changes[path] = Entry(str(oid), file_mode(st)) if oid is not None else None
         return changes, list(skipped.values())
 
+    def _written_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
+        """The index's tree as it stands (libgit2 writes it whole), None if it cannot."""
+        try:
+            return index.write_tree(self.ws.repo)
+        except pygit2.GitError:
+            return None
+
     def _revalidate_untracked(
         self,
         index: pygit2.Index,
         policy: UntrackedPolicy,
         skipped: dict[str, Skipped],
         seen: set[str],
-    ) -> None:
-        """Drops unchanged untracked entries that rules now leave out (a .gitignore edit)."""
+        last: pygit2.Oid | None,
+    ) -> set[str]:
+        """Drops unchanged untracked entries that rules now leave out (a .gitignore edit);
+        returns what it dropped. `last` is the index's tree before this scan changed `seen`."""
         if self.ws.shadow:
-            candidates = [entry.path for entry in index]
+            candidates: Iterable[str] = [entry.path for entry in index]
+        elif last is None:
+            return set()
         else:
-            base = self.user_index.tree
-            try:
-                current = self.ws.repo[index.write_tree(self.ws.repo)]
-            except pygit2.GitError:
-                return
-            diff = self.ws.repo.diff(base, current) if base is not None else current.diff_to_tree()
-            candidates = [
-                d.new_file.path
-                for d in diff.deltas
-                if d.status in (DeltaStatus.ADDED, DeltaStatus.DELETED)
-                and not self.user_index.tracks(d.new_file.path)
-            ]
+            # Untracked entries are where the index's tree differs from the user's.
+            differing = changed_paths(self.ws.repo, self.user_index.tree, self.ws.repo[last])
+            candidates = sorted(p for p in differing if not self.user_index.tracks(p))
+        dropped: set[str] = set()
         for path in candidates:
             if path in seen or path not in index:
                 continue
             verdict = policy.file_verdict(path)
             if verdict is not None:
                 index.remove(path)
+                dropped.add(path)
                 if verdict is not IGNORED:
                     skipped[verdict.path] = verdict
+        return dropped
