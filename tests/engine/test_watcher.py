@@ -13,6 +13,7 @@ import pytest
 from helpers import GIT_ENV, git, make_repo, write
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
+from turnback.snapshot.scanner import Scanner
 
 pytestmark = pytest.mark.skipif(
     not fswatch.available(), reason="inotify is off here (not Linux, or TURNBACK_PORTABLE=1)"
@@ -100,3 +101,53 @@ def test_hashed_files_keep_their_stat_data(tmp_path: Path):
     ).stdout
     sizes = [int(line.split()[1]) for line in debug.splitlines() if "size:" in line]
     assert sizes == [len("changed by the agent\n"), len("untracked and new\n")], debug
+
+
+# Ensures a git command that rewrites the user's index but tracks the same files (git
+# status refreshing stat data, git add of a tracked file, git commit) keeps the watcher's
+# path, and one that changes what is tracked takes a full scan; both equal full scans.
+def test_index_rewrites_that_keep_tracking_need_no_full_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    repo = make_repo(
+        tmp_path / "repo", {"a.txt": "a\n", "src/b.py": "b\n", ".gitignore": "*.log\n"}
+    )
+    full_scans: list[int] = []
+    original = Scanner._capture
+    monkeypatch.setattr(
+        Scanner,
+        "_capture",
+        lambda self, *args: full_scans.append(id(self)) or original(self, *args),
+    )
+    watched = Engine(str(repo))
+    assert watched.enable_watcher()
+    scanned = Engine(str(repo))
+    both(watched, scanned)
+    watched_scanner = watched.scanner.root
+
+    def refresh_stat_data() -> None:
+        os.utime(repo / "src/b.py")  # content unchanged, stat changed
+        write(repo, "a.txt", "edited\n")
+        git(repo, "update-index", "-q", "--refresh")
+
+    steps = [
+        ("git status", refresh_stat_data, False),
+        ("git add of a tracked file", lambda: git(repo, "add", "a.txt"), False),
+        ("git commit", lambda: git(repo, "commit", "-qm", "c"), False),
+        ("git add -f of an ignored file", lambda: _add_ignored(repo), True),
+        ("git rm --cached", lambda: git(repo, "rm", "-q", "--cached", "kept.log"), True),
+    ]
+    for name, step, scans in steps:
+        step()
+        before = full_scans.count(id(watched_scanner))
+        tree_watched, tree_scanned = both(watched, scanned)
+        assert tree_watched == tree_scanned, name
+        assert (full_scans.count(id(watched_scanner)) > before) == scans, name
+    tree = watched.repo[pygit2.Oid(hex=tree_watched)]
+    assert "kept.log" not in tree  # untracked again, and ignored
+    watched.close()
+
+
+def _add_ignored(repo: Path) -> None:
+    write(repo, "kept.log", "tracked though ignored\n")
+    git(repo, "add", "-f", "kept.log")

@@ -35,7 +35,7 @@ from ..core.rawhash import file_mode, hash_path
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
-from ..core.treeops import Entry, changed_paths, tree_with
+from ..core.treeops import Entry, changed_paths, entry_at, tree_with
 from ..core.worktree import under_real_dirs
 from ..errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
 from .cachewrite import CacheWriter
@@ -422,10 +422,11 @@ class Scanner:
         The new tree is the last one with the changed paths set or removed (`tree_with`),
         so no other tree object is read or written.
         """
+        tracked_before = self._tracked_before_reload()
         user_index_changed = self.user_index.refresh()
         index = self._private_index()
-        if self._tree is None or user_index_changed:
-            # Who tracks what changed (git add, commit): re-check every untracked verdict.
+        if self._tree is None or (user_index_changed and not self._tracks_the_same(tracked_before)):
+            # Who tracks what changed (git add, rm --cached): re-check every untracked verdict.
             return self._capture(settings, None, None)
         last, self._tree = self._tree, None  # unknown again until this capture succeeds
         policy = self._policy(settings)
@@ -481,6 +482,27 @@ class Scanner:
         # The index file is rewritten by the next full scan: the anchor already keeps
         # everything this in-memory index names, and a stale file is simply reseeded.
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _tracked_before_reload(self) -> pygit2.Tree | None:
+        """The user's index as a tree, when its file changed and is about to be reloaded."""
+        if self.user_index.index is None or not self.user_index.changed_on_disk():
+            return None
+        return self.user_index.tracked_tree()
+
+    def _tracks_the_same(self, before: pygit2.Tree | None) -> bool:
+        """Whether the reloaded user's index tracks the very files it tracked `before`.
+
+        `git status` rewrites the index to refresh stat data, `git add` of a tracked file
+        and `git commit` change only staged content: every untracked verdict still holds,
+        so the watcher's paths are all a capture must look at, and no full scan is due.
+        """
+        after = self.user_index.tracked_tree()
+        if before is None or after is None:
+            return False
+        return all(
+            entry_at(before, path) is not None and entry_at(after, path) is not None
+            for path in changed_paths(self.ws.repo, before, after)
+        )
 
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""

@@ -28,6 +28,7 @@ class UserIndex:
         self._stamp: tuple[int, int, int] | None = None
         self.index: pygit2.Index | None = None
         self._tree: pygit2.Tree | None = None
+        self._tree_is_index = False
         self._submodules: list[str] | None = None
         #: tracks_dir's answers for this version of the file (a bisection each, in Python).
         self._tracked_dirs: dict[str, bool] = {}
@@ -64,10 +65,17 @@ class UserIndex:
         if self._tree is None and self.index is not None:
             try:
                 self._tree = self.ws.repo[self.index.write_tree(self.ws.repo)]  # type: ignore[assignment]
+                self._tree_is_index = True
             except pygit2.GitError:
                 head = self.ws.head_commit()
                 self._tree = self.ws.repo[head].tree if head else None  # type: ignore[union-attr]
+                self._tree_is_index = False
         return self._tree
+
+    def tracked_tree(self) -> pygit2.Tree | None:
+        """The index's own tree: None when there is no index or it holds conflicts."""
+        tree = self.tree
+        return tree if tree is not None and self._tree_is_index else None
 
     def tracks(self, path: str) -> bool:
         return self.index is not None and path in self.index
