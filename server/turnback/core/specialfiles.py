@@ -45,6 +45,8 @@ class SpecialFiles:
         self._root = root
         self._listings: dict[str, _Listing] = {}
         self._last: SpecialFileWalk | None = None
+        #: Directories the last walk listed anew: their entries may have changed.
+        self.relisted = 0
 
     def start(self, excluded_names: Iterable[str]) -> SpecialFileWalk:
         if self._last is not None:
@@ -65,6 +67,7 @@ class SpecialFiles:
         known = self._listings.get(rel_dir)
         if known is not None and known.trusted and known.stamp == stamp:
             return known
+        self.relisted += 1
         listed_at = time.time_ns()
         listing = _Listing(stamp, trusted=listed_at - st.st_mtime_ns > RACY_NS)
         try:
@@ -92,6 +95,7 @@ class SpecialFiles:
         found: list[str] = []
         seen: set[str] = set()
         stack = [""]
+        self.relisted = 0
         while stack:
             rel_dir = stack.pop()
             listing = self._listing(rel_dir)

@@ -41,6 +41,7 @@ from ..errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
 from .cachewrite import CacheWriter
 from .ignore_rules import touches_ignore_files
 from .indextree import index_tree
+from .revalidation import rules_stamp
 from .seedcheck import untrusted_entries
 from .untracked import (
     IGNORED,
@@ -139,6 +140,10 @@ class Scanner:
         #: entries again (seedcheck.py), so a capture that fails first still does it.
         self._unverified = ws.state_dir / "index.unverified"
         self._thread_repos: list[pygit2.Repository] = []
+        #: What the untracked verdicts were last checked against (revalidation.py), and
+        #: whether a watcher capture has since touched untracked or ignore files.
+        self._rules_checked: tuple[object, ...] | None = None
+        self._untracked_moved = True
         self._cache_writer = CacheWriter()
         self._special_files = SpecialFiles(str(ws.root))
 
@@ -341,7 +346,16 @@ class Scanner:
         rules_changed = touches_ignore_files(changed)
         #: Every path whose index entry this capture may change (indextree.py).
         touched = {path for path in changed if not path.endswith("/")}
-        if not fresh and (not plain or rules_changed or settings != self._last_settings):
+        rules = rules_stamp(self.ws, self.user_index.version)
+        due = (
+            last is None
+            or self._untracked_moved
+            or rules != self._rules_checked
+            or self._special_files.relisted > 0
+            or any(d.status == DeltaStatus.UNTRACKED for d in deltas)
+        )
+        self._untracked_moved = True  # until this capture succeeds
+        if not fresh and (rules_changed or settings != self._last_settings or (due and not plain)):
             if last is None and not plain:
                 last = self._written_tree(index)
             touched |= self._revalidate_untracked(index, policy, skipped, changed, last)
@@ -378,6 +392,7 @@ class Scanner:
             batch.discard()
         self._anchor(tree)
         self._tree = tree
+        self._rules_checked, self._untracked_moved = rules, False
         unverified = self._unverified
 
         def verified() -> None:
@@ -468,6 +483,8 @@ class Scanner:
                 if verdict.path != path:  # a whole directory is now left out
                     index.remove_directory(verdict.path)
                     changes[verdict.path] = None
+        if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
+            self._untracked_moved = True  # the next full scan checks every untracked verdict
         for path, st in self._within_limits(index, to_add, settings, skipped):
             oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
             if oid is None:

@@ -41,6 +41,11 @@ class UserIndex:
             st = None
         return ((st.st_mtime_ns, st.st_size, st.st_ino) if st else None), st
 
+    @property
+    def version(self) -> tuple[int, int, int] | None:
+        """The stamp of the file as last loaded: a new one means another index."""
+        return self._stamp
+
     def changed_on_disk(self) -> bool:
         """Whether the index file changed since the last refresh (without reloading it)."""
         stamp, _st = self._disk_stamp()
