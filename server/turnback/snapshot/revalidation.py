@@ -31,8 +31,13 @@ def _stamp(path: Path) -> FileStamp:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+def _home() -> Path:
+    """The user's home; never raises (Path.home does where HOME is unset and unknown)."""
+    return Path(os.path.expanduser("~"))
+
+
 def _config_home() -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
 
 
 def _excludes_file(repo: pygit2.Repository) -> Path | None:
@@ -48,7 +53,7 @@ def rule_sources(ws: WorkspaceRepo) -> list[Path]:
     exclude file, the config files that may name `core.excludesFile`, and that file."""
     git_dir = Path(ws.repo.path)
     common = ws.objects_dir.parent
-    home = Path.home()
+    home = _home()
     sources = [
         common / "info" / "exclude",
         git_dir / "config",
