@@ -18,17 +18,14 @@ from pathlib import Path
 import pygit2
 
 from ..core.repository import WorkspaceRepo
-
-#: (mtime, size, inode) of each file the ignore rules come from, None where absent.
-FileStamp = tuple[int, int, int] | None
+from ..core.worktree import Stamp, stamp_of
 
 
-def _stamp(path: Path) -> FileStamp:
+def _stamp(path: Path) -> Stamp | None:
     try:
-        st = os.stat(path)
+        return stamp_of(os.stat(path))
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _home() -> Path:

@@ -218,10 +218,11 @@ class Scanner:
         if ref is None:
             return None
         try:
-            tree = index.write_tree(self.ws.repo)
-            return tree if self.ws.repo[ref.target].tree_id == tree else None
+            anchored = self.ws.repo[ref.target].tree_id
         except (pygit2.GitError, KeyError, ValueError):
             return None
+        tree = self._written_tree(index)
+        return tree if tree == anchored else None
 
     def _cache_refresh(self, tree: pygit2.Oid) -> tuple[pygit2.Repository, pygit2.Oid] | None:
         """What the cache writer needs to refresh the saved cache-tree: a handle of the
