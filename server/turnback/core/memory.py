@@ -14,8 +14,13 @@ The object cache. libgit2 keeps every tree and commit it parses (up to 4 KiB eac
 cache of 256 MiB by default, and evicts nothing below that. Each turn reads the trees the
 turn before wrote, which are never needed again: over 500 turns of 10 files at 100k the
 cache grew 4 MiB per 100 turns and the process 10 MiB (bench/profile_rss.py, its long
-session). Bounded at 16 MiB (five times the 3 MiB of parsed trees of a whole 100k-file
-snapshot) it stays flat.
+session). Bounded, it stays flat. The bound is global (libgit2 evicts from whichever
+handle stores next once all handles together hold more), and a session reaches it (4 MiB
+after a first capture at 100k files, 9 MiB after the server's first watcher captures,
+full later on). At 16 MiB the
+benchmark session's peak was 166 MiB, at 8 MiB 149, at 4 MiB 136 (bench/README.md,
+seventh session). The cost is small: a 1,000-file undo looks up 3,000 paths in whole
+snapshots, which took 168 ms of its 2.6 s at 4 MiB against 35 ms at 16 (cProfile).
 
 The C heap (glibc only; nothing elsewhere). The server runs each request on a pool
 thread, and glibc gives threads arenas of their own: a 100k-entry index loaded on one
@@ -39,7 +44,7 @@ import pygit2
 WINDOW = 4 * 2**20
 MAPPED_LIMIT = 32 * 2**20
 #: Bytes of parsed trees and commits libgit2 keeps for reuse (its default: 256 MiB).
-OBJECT_CACHE = 16 * 2**20
+OBJECT_CACHE = 4 * 2**20
 #: glibc's mallopt parameter for the number of arenas, and the count a server keeps.
 _M_ARENA_MAX = -8
 SERVER_ARENAS = 2
