@@ -16,6 +16,7 @@ import pytest
 from helpers import git, make_repo, write
 from turnback.config import Settings
 from turnback.core.repository import open_workspace
+from turnback.snapshot import scanner as scanner_module
 from turnback.snapshot.scanner import Scanner
 
 CAPTURED = "notes/todo.txt"
@@ -65,11 +66,9 @@ def _scanner(root: Path, monkeypatch: pytest.MonkeyPatch, checks: list[int]) -> 
     git(root, "config", "core.excludesFile", str(root.parent / "excludes"))
     write(root, CAPTURED, "untracked, captured\n")
     _settle_directories(root)
-    original = Scanner._revalidate_untracked
+    original = scanner_module.drop_left_out
     monkeypatch.setattr(
-        Scanner,
-        "_revalidate_untracked",
-        lambda self, *args: checks.append(1) or original(self, *args),
+        scanner_module, "drop_left_out", lambda *args: checks.append(1) or original(*args)
     )
     scanner = Scanner(open_workspace(root))
     scanner.capture(Settings())

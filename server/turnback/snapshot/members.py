@@ -32,7 +32,8 @@ from ..core.grafting import copy_missing, graft
 from ..core.repository import WorkspaceRepo, open_workspace
 from ..core.treeops import Entry, tree_with
 from ..errors import TurnbackError, UnsupportedRepository
-from .scanner import Progress, Scanner, Snapshot, _retrying
+from .churn import retrying
+from .scanner import Progress, Scanner, Snapshot
 from .untracked import NESTED_REPOSITORY, SUBMODULE, Skipped
 from .userindex import UserIndex
 
@@ -319,7 +320,7 @@ class WorkspaceScanner:
         if settings.nested_repositories == REPORT:
             return self.root.capture_paths(settings, base, paths)
         self.load()
-        return _retrying(
+        return retrying(
             lambda: self._capture_paths(settings, base, paths), lambda: None, "nothing changed"
         )
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,17 +30,18 @@ from ..core.gitpaths import path_is_ignored
 from ..core.gitrefs import set_ref
 from ..core.objectbatch import LOOSE_UP_TO, ObjectBatch
 from ..core.pygit2_internals import attach_repository
-from ..core.rawhash import file_mode, hash_path
+from ..core.rawhash import file_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
 from ..core.treeops import Entry, changed_paths, entry_at, tree_with
 from ..core.worktree import under_real_dirs
-from ..errors import Cancelled, WorkspaceTooLarge, WorkTreeChanging
+from ..errors import Cancelled, WorkspaceTooLarge
 from .cachewrite import CacheWriter
+from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
 from .ignore_rules import touches_ignore_files
 from .indextree import index_tree
-from .revalidation import rules_stamp
+from .revalidation import drop_left_out, rules_stamp
 from .seedcheck import untrusted_entries
 from .untracked import (
     IGNORED,
@@ -51,7 +51,7 @@ from .untracked import (
     Skipped,
     UntrackedPolicy,
     is_special,
-    too_many_files,
+    within_limits,
 )
 from .userindex import UserIndex, refuse_sparse_index
 from .workdir_scan import PARALLEL_FROM, executor, start_workdir_diff, threads
@@ -74,50 +74,9 @@ class Snapshot:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-#: A capture whose files keep changing under it is retried this often, then refused.
-CHURN_ATTEMPTS = 3
-
-
-class _Churn(Exception):
-    """A file changed while it was read: the snapshot would not be consistent."""
-
-
-def _retrying(work: Callable[[], Snapshot], reset: Callable[[], None], outcome: str) -> Snapshot:
-    """Runs `work` again while files change under it, then refuses with WorkTreeChanging."""
-    for attempt in range(CHURN_ATTEMPTS):
-        try:
-            return work()
-        except _Churn as churn:
-            reset()
-            if attempt == CHURN_ATTEMPTS - 1:
-                raise WorkTreeChanging(
-                    f"Files kept changing while turnback read them ({churn}); {outcome}. "
-                    "Try again when the writes have finished."
-                ) from None
-            time.sleep(0.05 * (attempt + 1))
-    raise AssertionError("unreachable")
-
-
 def _read_index(path: Path) -> pygit2.Index | None:
     """An index file on its own (no repository: safe on another thread), None if absent."""
     return pygit2.Index(str(path)) if path.exists() else None
-
-
-def hash_or_gone(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid | None:
-    """The file's blob; None when the file vanished; _Churn when it changed mid-read."""
-    try:
-        oid = hash_path(repo, full, st)
-    except (OSError, pygit2.GitError, KeyError) as error:
-        if not os.path.lexists(full):
-            return None
-        raise _Churn(f"{full}: {error}") from error
-    try:
-        after = os.lstat(full)
-    except OSError:
-        return None
-    if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
-        raise _Churn(f"{full} changed while it was read")
-    return oid
 
 
 class Scanner:
@@ -260,7 +219,7 @@ class Scanner:
         def reset() -> None:
             self._index, self._tree = None, None  # retry from the saved cache, full scan
 
-        return _retrying(attempt, reset, "nothing was recorded")
+        return retrying(attempt, reset, "nothing was recorded")
 
     def _attempt(
         self,
@@ -279,7 +238,7 @@ class Scanner:
             raise
         except pygit2.GitError as error:
             if "not found" not in str(error):
-                raise _Churn(str(error)) from error  # a file changed under libgit2's read
+                raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
             self._reseed()
             return self._capture(settings, progress, cancelled)
@@ -359,11 +318,13 @@ class Scanner:
         if not fresh and (rules_changed or settings != self._last_settings or (due and not plain)):
             if last is None and not plain:
                 last = self._written_tree(index)
-            touched |= self._revalidate_untracked(index, policy, skipped, changed, last)
+            touched |= drop_left_out(
+                self.ws, self.user_index, index, policy, skipped, changed, last
+            )
         self._last_settings = settings
 
         root = str(self.ws.root)
-        found = self._within_limits(index, list(dict.fromkeys(to_add)), settings, skipped)
+        found = within_limits(index, list(dict.fromkeys(to_add)), settings, skipped, root)
         touched.update(to_add)
         total = len(found)
         # Held in memory only when many files are hashed (a seeded index's first capture
@@ -486,7 +447,7 @@ class Scanner:
                     changes[verdict.path] = None
         if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
             self._untracked_moved = True  # the next full scan checks every untracked verdict
-        for path, st in self._within_limits(index, to_add, settings, skipped):
+        for path, st in within_limits(index, to_add, settings, skipped, root):
             oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
             if oid is None:
                 drop(path)
@@ -528,48 +489,11 @@ class Scanner:
         if self._index is not None:
             self._index.write()
 
-    def _within_limits(
-        self,
-        index: pygit2.Index,
-        paths: list[str],
-        settings: Settings,
-        skipped: dict[str, Skipped],
-    ) -> list[tuple[str, os.stat_result]]:
-        """The files to hash with their stat, or WorkspaceTooLarge before anything is written."""
-        count = len(index) + sum(path not in index for path in paths)
-        if count > settings.snapshot_file_limit:
-            raise too_many_files(count, settings.snapshot_file_limit)
-        found: list[tuple[str, os.stat_result]] = []
-        total = 0
-        root = str(self.ws.root)
-        for path in paths:
-            try:
-                st = os.lstat(os.path.join(root, path))
-            except OSError:
-                st = None
-            if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-                if path in index:
-                    index.remove(path)
-                if st is not None and is_special(st):
-                    skipped[path] = Skipped(path, SPECIAL_FILE)
-                continue
-            total += st.st_size
-            found.append((path, st))
-        if total > settings.capture_byte_limit:
-            raise WorkspaceTooLarge(
-                f"Capture stopped: it would write {total:,} bytes of new content (limit "
-                f"{settings.capture_byte_limit:,}, the captureByteLimit setting). Ignore large "
-                "data in .gitignore or raise the limit. Nothing was recorded.",
-                bytes=total,
-                limit=settings.capture_byte_limit,
-            )
-        return found
-
     def capture_paths(
         self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
     ) -> Snapshot:
         """`base` with `paths` as they are on disk now: the work a restore must save."""
-        return _retrying(
+        return retrying(
             lambda: self._capture_paths(settings, base, paths), lambda: None, "nothing changed"
         )
 
@@ -590,7 +514,7 @@ class Scanner:
         self, settings: Settings, paths: set[str]
     ) -> tuple[dict[str, Entry | None], list[Skipped]]:
         """Each of `paths` as on disk now (None: nothing there that can be saved), hashed
-        into this repository, and what was left out; _Churn when a file changes mid-read."""
+        into this repository, and what was left out; Churn when a file changes mid-read."""
         self.user_index.refresh()
         policy = self._policy(settings)
         changes: dict[str, Entry | None] = {}
@@ -625,33 +549,3 @@ class Scanner:
             return index.write_tree(self.ws.repo)
         except pygit2.GitError:
             return None
-
-    def _revalidate_untracked(
-        self,
-        index: pygit2.Index,
-        policy: UntrackedPolicy,
-        skipped: dict[str, Skipped],
-        seen: set[str],
-        last: pygit2.Oid | None,
-    ) -> set[str]:
-        """Drops unchanged untracked entries that rules now leave out (a .gitignore edit);
-        returns what it dropped. `last` is the index's tree before this scan changed `seen`."""
-        if self.ws.shadow:
-            candidates: Iterable[str] = [entry.path for entry in index]
-        elif last is None:
-            return set()
-        else:
-            # Untracked entries are where the index's tree differs from the user's.
-            differing = changed_paths(self.ws.repo, self.user_index.tree, self.ws.repo[last])
-            candidates = sorted(p for p in differing if not self.user_index.tracks(p))
-        dropped: set[str] = set()
-        for path in candidates:
-            if path in seen or path not in index:
-                continue
-            verdict = policy.file_verdict(path)
-            if verdict is not None:
-                index.remove(path)
-                dropped.add(path)
-                if verdict is not IGNORED:
-                    skipped[verdict.path] = verdict
-        return dropped

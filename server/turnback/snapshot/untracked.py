@@ -195,3 +195,40 @@ class UntrackedPolicy:
                     if count >= stop_at:
                         break
         return count
+
+
+def within_limits(
+    index: pygit2.Index,
+    paths: list[str],
+    settings: Settings,
+    skipped: dict[str, Skipped],
+    root: str,
+) -> list[tuple[str, os.stat_result]]:
+    """The files to hash with their stat, or WorkspaceTooLarge before anything is written."""
+    count = len(index) + sum(path not in index for path in paths)
+    if count > settings.snapshot_file_limit:
+        raise too_many_files(count, settings.snapshot_file_limit)
+    found: list[tuple[str, os.stat_result]] = []
+    total = 0
+    for path in paths:
+        try:
+            st = os.lstat(os.path.join(root, path))
+        except OSError:
+            st = None
+        if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            if path in index:
+                index.remove(path)
+            if st is not None and is_special(st):
+                skipped[path] = Skipped(path, SPECIAL_FILE)
+            continue
+        total += st.st_size
+        found.append((path, st))
+    if total > settings.capture_byte_limit:
+        raise WorkspaceTooLarge(
+            f"Capture stopped: it would write {total:,} bytes of new content (limit "
+            f"{settings.capture_byte_limit:,}, the captureByteLimit setting). Ignore large "
+            "data in .gitignore or raise the limit. Nothing was recorded.",
+            bytes=total,
+            limit=settings.capture_byte_limit,
+        )
+    return found
