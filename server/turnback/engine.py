@@ -49,6 +49,7 @@ from .results import (
 from .snapshot import fswatch
 from .snapshot.ignore_rules import touches_ignore_files
 from .snapshot.members import WorkspaceScanner
+from .snapshot.revalidation import rule_files_stamp
 from .snapshot.scanner import Progress, Snapshot
 
 #: Even with a watcher, a full scan runs at least this often: a safety net for changes
@@ -84,7 +85,7 @@ class Engine:
         self.journal = Journal(self.repo, self.ws.ref_prefix)
         self.watcher: fswatch.Watcher | None = None
         self._last_full_scan: float | None = None
-        self._seen_exclude = self._exclude_stamp()
+        self._seen_rules = rule_files_stamp(self.ws)
         #: The root's scanner and one per member repository (nested ones, submodules).
         self.scanner = WorkspaceScanner(self.ws)
         self._lock = threading.RLock()
@@ -182,24 +183,18 @@ class Engine:
     def _ignored_dir(self, rel: str) -> bool:
         return path_is_ignored(self.repo, rel + "/")
 
-    def _exclude_stamp(self) -> float | None:
-        try:
-            return (self.ws.lock_path.parent.parent / "info" / "exclude").stat().st_mtime
-        except OSError:
-            return None
-
     def _watched_changes(self) -> set[str] | None:
         """Paths changed since the last capture, or None when only a full scan is sure."""
         if self.watcher is None:
             return None
         changed = self.watcher.drain()
-        exclude = self._exclude_stamp()
+        rules = rule_files_stamp(self.ws)  # info/exclude, git config, core.excludesFile
         if changed is None or self._last_full_scan is None:
             return None
         if time.monotonic() - self._last_full_scan > FULL_SCAN_INTERVAL:
             return None
-        if exclude != self._seen_exclude or touches_ignore_files(changed):
-            self._seen_exclude = exclude
+        if rules != self._seen_rules or touches_ignore_files(changed):
+            self._seen_rules = rules
             return None  # ignore rules changed: every untracked verdict may have changed
         return changed
 

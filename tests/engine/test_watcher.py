@@ -63,6 +63,25 @@ def test_watched_captures_equal_full_scans(tmp_path: Path):
     watched.close()
 
 
+# Ensures an ignore rule changed outside the work tree (core.excludesFile, which no event
+# reports) makes the watcher's next capture drop what the rule now ignores, as a full scan does.
+def test_a_global_ignore_rule_reaches_the_watched_capture(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    excludes = tmp_path / "excludes"
+    excludes.write_text("")
+    git(repo, "config", "core.excludesFile", str(excludes))
+    write(repo, "notes.tmp", "untracked, captured until ignored\n")
+    watched = Engine(str(repo))
+    assert watched.enable_watcher()
+    scanned = Engine(str(repo))
+    both(watched, scanned)
+    excludes.write_text("*.tmp\n")
+    tree_watched, tree_scanned = both(watched, scanned)
+    assert tree_watched == tree_scanned
+    assert "notes.tmp" not in watched.repo[pygit2.Oid(hex=tree_watched)]  # type: ignore[operator]
+    watched.close()
+
+
 # Ensures a queue overflow (or any lost event) makes the next capture a full scan.
 def test_lost_events_fall_back_to_full_scan(tmp_path: Path):
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})

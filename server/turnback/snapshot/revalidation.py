@@ -74,7 +74,12 @@ def rule_sources(ws: WorkspaceRepo) -> list[Path]:
 def rules_stamp(ws: WorkspaceRepo, user_index: object) -> tuple[object, ...]:
     """Everything outside the work tree an untracked verdict depends on, as one value:
     the user's index version and the stamps of the rule sources."""
-    return (user_index, *(_stamp(path) for path in rule_sources(ws)))
+    return (user_index, *rule_files_stamp(ws))
+
+
+def rule_files_stamp(ws: WorkspaceRepo) -> tuple[Stamp | None, ...]:
+    """The stamps of the rule sources: a new value means an ignore rule may have changed."""
+    return tuple(_stamp(path) for path in rule_sources(ws))
 
 
 def drop_left_out(
