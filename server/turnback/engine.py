@@ -174,7 +174,9 @@ class Engine:
             return False
         with self._lock:
             try:
-                self.watcher = fswatch.Watcher(str(self.ws.root), self._ignored_dir)
+                self.watcher = fswatch.Watcher(
+                    str(self.ws.root), self._ignored_dir, self.scanner.root.list_directory
+                )
             except OSError:
                 return False
             self._last_full_scan = None  # what changed before the watch began is unknown

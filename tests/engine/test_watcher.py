@@ -82,6 +82,24 @@ def test_a_global_ignore_rule_reaches_the_watched_capture(tmp_path: Path):
     watched.close()
 
 
+# Ensures the listings the watcher reads as it sets up serve the first full scan's
+# special-file walk (it lists only what changed since), and a FIFO made in between is
+# still reported.
+def test_the_watch_setup_listings_miss_nothing_made_after_them(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "src/b.py": "b\n", "docs/c.md": "c\n"})
+    for directory in (repo, repo / "src", repo / "docs"):  # out of the racy window
+        st = directory.stat()
+        os.utime(directory, ns=(st.st_atime_ns, st.st_mtime_ns - 60_000_000_000))
+    engine = Engine(str(repo))
+    assert engine.enable_watcher()
+    os.mkfifo(repo / "src" / "pipe")
+    turn = engine.capture(session="s")
+    assert [(s.path, s.reason) for s in turn.skipped] == [("src/pipe", "specialFile")]
+    walks = engine.scanner.root._special_files  # type: ignore[attr-defined]
+    assert walks.relisted == 1  # src only: the root and docs were trusted from the watcher's
+    engine.close()
+
+
 # Ensures a queue overflow (or any lost event) makes the next capture a full scan.
 def test_lost_events_fall_back_to_full_scan(tmp_path: Path):
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})

@@ -59,9 +59,17 @@ def available() -> bool:
 class Watcher:
     """Watches every directory under `root` that `skip_dir` does not rule out."""
 
-    def __init__(self, root: str, skip_dir: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        root: str,
+        skip_dir: Callable[[str], bool],
+        lister: Callable[[str], list[os.DirEntry[str]]] | None = None,
+    ) -> None:
         self.root = root.rstrip("/")
         self.skip_dir = skip_dir
+        #: Lists a directory by its relative path (the special-file walk's, which keeps
+        #: what it read); plain `os.scandir` without it.
+        self.lister = lister
         self._libc = linux_libc()
         if self._libc is None:
             raise OSError(errno.ENOSYS, "inotify is not available")
@@ -97,19 +105,29 @@ class Watcher:
             if not self._watch(rel):
                 continue
             try:
-                entries = list(os.scandir(os.path.join(self.root, rel) if rel else self.root))
+                entries = self._list(rel)
             except OSError:
                 continue
-            for entry in entries:
-                child = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.name == ".git":
-                    if top:
-                        self.lost = True  # a repository came with the new directory
-                elif entry.is_dir(follow_symlinks=False):
-                    if not self.skip_dir(child):
-                        stack.append(child)
-                elif top:  # a directory that appeared: its files are news too
-                    self.changed.add(child)
+            prefix = f"{rel}/" if rel else ""
+            if top:  # a directory that appeared: its files are news too
+                self._new_entries(prefix, entries)
+            # Nearly every entry is a file: the directories are picked out in C.
+            for name in [e.name for e in entries if e.is_dir(follow_symlinks=False)]:
+                if name != ".git" and not self.skip_dir(prefix + name):
+                    stack.append(prefix + name)
+
+    def _list(self, rel: str) -> list[os.DirEntry[str]]:
+        if self.lister is not None:
+            return self.lister(rel)
+        return list(os.scandir(os.path.join(self.root, rel) if rel else self.root))
+
+    def _new_entries(self, prefix: str, entries: list[os.DirEntry[str]]) -> None:
+        """The files of a directory that appeared, and whether a repository came with it."""
+        for entry in entries:
+            if entry.name == ".git":
+                self.lost = True  # a repository came with the new directory
+            elif not entry.is_dir(follow_symlinks=False):
+                self.changed.add(prefix + entry.name)
 
     def drain(self) -> set[str] | None:
         """Paths changed since the last drain, or None when some change may be unknown."""
