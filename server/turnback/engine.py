@@ -85,6 +85,8 @@ class Engine:
         self.journal = Journal(self.repo, self.ws.ref_prefix)
         self.watcher: fswatch.Watcher | None = None
         self._last_full_scan: float | None = None
+        #: The user's index version the watcher's skipped directories were checked under.
+        self._watched_with: object = None
         self._seen_rules = rule_files_stamp(self.ws)
         #: The root's scanner and one per member repository (nested ones, submodules).
         self.scanner = WorkspaceScanner(self.ws)
@@ -152,7 +154,13 @@ class Engine:
             snap = self.scanner.capture(self.settings, progress, cancelled, changed)
             if changed is None:
                 self._last_full_scan = time.monotonic()
+            if self.watcher is not None and self._watched_with != self._user_index_version():
+                self._watched_with = self._user_index_version()
+                self.watcher.watch_again()  # a file in an ignored directory may be tracked now
             return snap
+
+    def _user_index_version(self) -> object:
+        return self.scanner.user_index.version
 
     def capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:
         with self._lock:
@@ -173,6 +181,8 @@ class Engine:
         if not fswatch.available():
             return False
         with self._lock:
+            self.scanner.user_index.refresh()  # which ignored directories hold tracked files
+            self._watched_with = self._user_index_version()
             try:
                 self.watcher = fswatch.Watcher(
                     str(self.ws.root), self._ignored_dir, self.scanner.root.list_directory
@@ -183,7 +193,9 @@ class Engine:
         return True
 
     def _ignored_dir(self, rel: str) -> bool:
-        return path_is_ignored(self.repo, rel + "/")
+        """Not watched: ignored, and no tracked file below (an ignored directory with a
+        tracked file in it, `git add -f build/keep.txt`, changes like any other)."""
+        return path_is_ignored(self.repo, rel + "/") and not self.scanner.user_index.tracks_dir(rel)
 
     def _watched_changes(self) -> set[str] | None:
         """Paths changed since the last capture, or None when only a full scan is sure."""

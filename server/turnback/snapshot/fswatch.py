@@ -79,6 +79,8 @@ class Watcher:
         self.dirs: dict[int, str] = {}
         self.lost = False
         self.changed: set[str] = set()
+        #: Directories `skip_dir` ruled out, asked again by `watch_again`.
+        self.skipped: set[str] = set()
         self._watch_tree("")
 
     def close(self) -> None:
@@ -113,7 +115,11 @@ class Watcher:
                 self._new_entries(prefix, entries)
             # Nearly every entry is a file: the directories are picked out in C.
             for name in [e.name for e in entries if e.is_dir(follow_symlinks=False)]:
-                if name != ".git" and not self.skip_dir(prefix + name):
+                if name == ".git":
+                    continue
+                if self.skip_dir(prefix + name):
+                    self.skipped.add(prefix + name)
+                else:
                     stack.append(prefix + name)
 
     def _list(self, rel: str) -> list[os.DirEntry[str]]:
@@ -171,5 +177,17 @@ class Watcher:
                 continue
             self.changed.add(rel)
             created = mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO)
-            if created and not self.skip_dir(rel):
+            if created and self.skip_dir(rel):
+                self.skipped.add(rel)
+            elif created:
+                self._watch_tree(rel)
+
+    def watch_again(self) -> None:
+        """Watches the skipped directories `skip_dir` no longer rules out (a file in an
+        ignored directory became tracked); their files count as changed."""
+        for rel in sorted(self.skipped):
+            if not os.path.isdir(os.path.join(self.root, rel)):
+                self.skipped.discard(rel)
+            elif not self.skip_dir(rel):
+                self.skipped.discard(rel)
                 self._watch_tree(rel)

@@ -8,12 +8,13 @@ past the untracked-file limit). Asking again for each entry costs ~65 ms for the
 untracked files of the 100k benchmark, on every full scan; a scan skips it when none of
 those inputs changed since the last check. A directory whose entries changed shows in its
 mtime, which the special-file walk already reads (specialfiles.py). When a check is due,
-`drop_left_out` asks again for each untracked entry.
+`recheck_untracked` asks again for each untracked entry.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pygit2
 
 from ..core.repository import WorkspaceRepo
 from ..core.treeops import changed_paths
-from ..core.worktree import Stamp, stamp_of
+from ..core.worktree import Stamp, stamp_of, under_real_dirs
 from .untracked import IGNORED, Skipped, UntrackedPolicy
 from .userindex import UserIndex
 
@@ -82,7 +83,16 @@ def rule_files_stamp(ws: WorkspaceRepo) -> tuple[Stamp | None, ...]:
     return tuple(_stamp(path) for path in rule_sources(ws))
 
 
-def drop_left_out(
+def _a_file(ws: WorkspaceRepo, path: str) -> bool:
+    """A file or symlink stands at `path`, reached through real directories only."""
+    try:
+        st = os.lstat(ws.root / path)
+    except OSError:
+        return False
+    return (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)) and under_real_dirs(ws.root, path)
+
+
+def recheck_untracked(
     ws: WorkspaceRepo,
     user_index: UserIndex,
     index: pygit2.Index,
@@ -90,17 +100,26 @@ def drop_left_out(
     skipped: dict[str, Skipped],
     seen: set[str],
     last: pygit2.Oid | None,
-) -> set[str]:
-    """Drops unchanged untracked entries that rules now leave out (a .gitignore edit);
-    returns what it dropped. `last` is the index's tree before this scan changed `seen`."""
+) -> tuple[set[str], list[str]]:
+    """Drops unchanged untracked entries that rules now leave out (a .gitignore edit), and
+    finds the files the user's index tracks that `index` lacks (`git add -f` of a file in
+    an ignored directory: libgit2's scan lists no ignored file, tracked elsewhere or not).
+    Returns both. `last` is the index's tree before this scan changed `seen`."""
+    missing: list[str] = []
     if ws.shadow:
         candidates: Iterable[str] = [entry.path for entry in index]
     elif last is None:
-        return set()
+        return set(), missing
     else:
-        # Untracked entries are where the index's tree differs from the user's.
+        # Untracked entries, and files tracked since, are where the index's tree differs
+        # from the user's.
         differing = changed_paths(ws.repo, user_index.tree, ws.repo[last])
         candidates = sorted(p for p in differing if not user_index.tracks(p))
+        missing = [
+            p
+            for p in sorted(differing)
+            if user_index.tracks(p) and p not in index and p not in seen and _a_file(ws, p)
+        ]
     dropped: set[str] = set()
     for path in candidates:
         if path in seen or path not in index:
@@ -111,4 +130,4 @@ def drop_left_out(
             dropped.add(path)
             if verdict is not IGNORED:
                 skipped[verdict.path] = verdict
-    return dropped
+    return dropped, missing

@@ -41,7 +41,7 @@ from .cachewrite import CacheWriter
 from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
 from .ignore_rules import touches_ignore_files
 from .indextree import index_tree
-from .revalidation import drop_left_out, rules_stamp
+from .revalidation import recheck_untracked, rules_stamp
 from .seedcheck import untrusted_entries
 from .untracked import (
     IGNORED,
@@ -318,9 +318,11 @@ class Scanner:
         if not fresh and (rules_changed or settings != self._last_settings or (due and not plain)):
             if last is None and not plain:
                 last = self._written_tree(index)
-            touched |= drop_left_out(
+            dropped, newly_tracked = recheck_untracked(
                 self.ws, self.user_index, index, policy, skipped, changed, last
             )
+            touched |= dropped
+            to_add.extend(newly_tracked)
         self._last_settings = settings
 
         root = str(self.ws.root)
