@@ -17,10 +17,10 @@ cache grew 4 MiB per 100 turns and the process 10 MiB (bench/profile_rss.py, its
 session). Bounded, it stays flat. The bound is global (libgit2 evicts from whichever
 handle stores next once all handles together hold more), and a session reaches it (4 MiB
 after a first capture at 100k files, 9 MiB after the server's first watcher captures,
-full later on). At 16 MiB the
-benchmark session's peak was 166 MiB, at 8 MiB 149, at 4 MiB 136 (bench/README.md,
-seventh session). The cost is small: a 1,000-file undo looks up 3,000 paths in whole
-snapshots, which took 168 ms of its 2.6 s at 4 MiB against 35 ms at 16 (cProfile).
+the bound later on), so all of it stays resident. The benchmark session's peak was 166
+MiB at 16 MiB, 149 at 8 and 136 at 4 (bench/README.md, seventh session). The cost is
+small: a 1,000-file undo looks up 3,000 paths in whole snapshots, which took 168 ms of
+its 2.6 s at 4 MiB against 35 ms at 16 (cProfile).
 
 The C heap (glibc only; nothing elsewhere). The server runs each request on a pool
 thread, and glibc gives threads arenas of their own: a 100k-entry index loaded on one

@@ -57,14 +57,20 @@ class SpecialFiles:
         self.relisted = 0
 
     def start(self, excluded_names: Iterable[str]) -> SpecialFileWalk:
-        if self._last is not None:
-            self._last.result()  # a capture that failed may have left one running
+        self._settle()
         self._last = SpecialFileWalk(self, frozenset(excluded_names) | {".git"})
         return self._last
+
+    def _settle(self) -> None:
+        """Waits for the last walk: a capture that failed may have left one running, and
+        no two threads ever change the listings at once."""
+        if self._last is not None:
+            self._last.result()
 
     def list_directory(self, rel_dir: str) -> list[os.DirEntry[str]]:
         """Lists `rel_dir` for another walk (the watcher's, as it sets up) and keeps the
         listing: the next special-file walk then only checks the directory's stamp."""
+        self._settle()
         full = os.path.join(self._root, rel_dir) if rel_dir else self._root
         try:
             st = os.lstat(full)
