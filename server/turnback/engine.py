@@ -87,7 +87,8 @@ class Engine:
         self._last_full_scan: float | None = None
         #: The user's index version the watcher's skipped directories were checked under.
         self._watched_with: object = None
-        self._seen_rules = rule_files_stamp(self.ws)
+        #: The ignore-rule sources' stamps at the last capture that succeeded.
+        self._seen_rules: object = None
         #: The root's scanner and one per member repository (nested ones, submodules).
         self.scanner = WorkspaceScanner(self.ws)
         self._lock = threading.RLock()
@@ -150,17 +151,19 @@ class Engine:
 
     def capture_now(self, progress: Progress | None, cancelled: CancelCheck | None) -> Snapshot:
         with self._lock:
-            changed = self._watched_changes()
+            # info/exclude, git config, core.excludesFile: none of them sends an event.
+            rules = rule_files_stamp(self.ws) if self.watcher is not None else None
+            changed = self._watched_changes(rules)
             snap = self.scanner.capture(self.settings, progress, cancelled, changed)
             if changed is None:
                 self._last_full_scan = time.monotonic()
-            if self.watcher is not None and self._watched_with != self._user_index_version():
-                self._watched_with = self._user_index_version()
+            # Seen once a capture succeeded: a full scan checks the rules itself.
+            self._seen_rules = rules
+            version = self.scanner.user_index.version
+            if self.watcher is not None and self._watched_with != version:
+                self._watched_with = version
                 self.watcher.watch_again()  # a file in an ignored directory may be tracked now
             return snap
-
-    def _user_index_version(self) -> object:
-        return self.scanner.user_index.version
 
     def capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:
         with self._lock:
@@ -182,7 +185,7 @@ class Engine:
             return False
         with self._lock:
             self.scanner.user_index.refresh()  # which ignored directories hold tracked files
-            self._watched_with = self._user_index_version()
+            self._watched_with = self.scanner.user_index.version
             try:
                 self.watcher = fswatch.Watcher(
                     str(self.ws.root), self._ignored_dir, self.scanner.root.list_directory
@@ -197,18 +200,16 @@ class Engine:
         tracked file in it, `git add -f build/keep.txt`, changes like any other)."""
         return path_is_ignored(self.repo, rel + "/") and not self.scanner.user_index.tracks_dir(rel)
 
-    def _watched_changes(self) -> set[str] | None:
+    def _watched_changes(self, rules: object) -> set[str] | None:
         """Paths changed since the last capture, or None when only a full scan is sure."""
         if self.watcher is None:
             return None
         changed = self.watcher.drain()
-        rules = rule_files_stamp(self.ws)  # info/exclude, git config, core.excludesFile
         if changed is None or self._last_full_scan is None:
             return None
         if time.monotonic() - self._last_full_scan > FULL_SCAN_INTERVAL:
             return None
         if rules != self._seen_rules or touches_ignore_files(changed):
-            self._seen_rules = rules
             return None  # ignore rules changed: every untracked verdict may have changed
         return changed
 

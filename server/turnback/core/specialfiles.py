@@ -63,9 +63,10 @@ class SpecialFiles:
 
     def _settle(self) -> None:
         """Waits for the last walk: a capture that failed may have left one running, and
-        no two threads ever change the listings at once."""
+        no two threads ever change the listings at once. Free once it is waited for."""
         if self._last is not None:
-            self._last.result()
+            self._last.wait()
+            self._last = None
 
     def list_directory(self, rel_dir: str) -> list[os.DirEntry[str]]:
         """Lists `rel_dir` for another walk (the watcher's, as it sets up) and keeps the
@@ -161,6 +162,9 @@ class SpecialFileWalk:
     def _walk(self) -> None:
         self._found = self._files.walk(self._excluded)
 
-    def result(self) -> list[str]:
+    def wait(self) -> None:
         self._thread.join()
+
+    def result(self) -> list[str]:
+        self.wait()
         return sorted(self._found)

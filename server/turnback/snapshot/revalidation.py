@@ -113,11 +113,11 @@ def recheck_untracked(
     else:
         # Untracked entries, and files tracked since, are where the index's tree differs
         # from the user's.
-        differing = changed_paths(ws.repo, user_index.tree, ws.repo[last])
-        candidates = sorted(p for p in differing if not user_index.tracks(p))
+        differing = sorted(changed_paths(ws.repo, user_index.tree, ws.repo[last]))
+        candidates = [p for p in differing if not user_index.tracks(p)]
         missing = [
             p
-            for p in sorted(differing)
+            for p in differing
             if user_index.tracks(p) and p not in index and p not in seen and _a_file(ws, p)
         ]
     dropped: set[str] = set()
