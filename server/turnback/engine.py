@@ -160,9 +160,11 @@ class Engine:
             # Seen once a capture succeeded: a full scan checks the rules itself.
             self._seen_rules = rules
             version = self.scanner.user_index.version
-            if self.watcher is not None and self._watched_with != version:
+            if self.watcher is not None and (changed is None or self._watched_with != version):
+                # A directory skipped as ignored may count now: a rule changed (every full
+                # scan may follow one), or a file in it is tracked.
                 self._watched_with = version
-                self.watcher.watch_again()  # a file in an ignored directory may be tracked now
+                self.watcher.watch_again()
             return snap
 
     def capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:

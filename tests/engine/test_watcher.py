@@ -127,6 +127,25 @@ def test_tracked_files_in_ignored_directories_are_watched(tmp_path: Path):
     watched.close()
 
 
+# Ensures a directory a .gitignore edit stops ignoring is watched from then on (found in
+# the eighth session: it stayed skipped, and its edits waited for the next full scan).
+def test_a_directory_no_longer_ignored_is_watched(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", ".gitignore": "gen/\n"})
+    write(repo, "gen/out.txt", "ignored at first\n")
+    watched = Engine(str(repo))
+    assert watched.enable_watcher()
+    scanned = Engine(str(repo))
+    assert len(set(both(watched, scanned))) == 1
+    write(repo, ".gitignore", "*.log\n")  # gen/ counts from now on
+    assert len(set(both(watched, scanned))) == 1
+    write(repo, "gen/out.txt", "edited once gen/ counts\n")
+    tree_watched, tree_scanned = both(watched, scanned)
+    assert tree_watched == tree_scanned
+    tree = watched.repo[pygit2.Oid(hex=tree_watched)]
+    assert watched.repo[tree["gen/out.txt"].id].data == b"edited once gen/ counts\n"
+    watched.close()
+
+
 # Ensures a queue overflow (or any lost event) makes the next capture a full scan.
 def test_lost_events_fall_back_to_full_scan(tmp_path: Path):
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})

@@ -183,8 +183,8 @@ class Watcher:
                 self._watch_tree(rel)
 
     def watch_again(self) -> None:
-        """Watches the skipped directories `skip_dir` no longer rules out (a file in an
-        ignored directory became tracked); their files count as changed."""
+        """Watches the skipped directories `skip_dir` no longer rules out (an ignore rule
+        changed, or a file in one became tracked); their files count as changed."""
         for rel in sorted(self.skipped):
             if not os.path.isdir(os.path.join(self.root, rel)):
                 self.skipped.discard(rel)
