@@ -47,9 +47,10 @@ from .results import (
     Turn,
 )
 from .snapshot import fswatch
+from .snapshot.ignore_candidates import IgnoreCandidates
 from .snapshot.ignore_rules import touches_ignore_files
 from .snapshot.members import WorkspaceScanner
-from .snapshot.revalidation import rule_files_stamp
+from .snapshot.revalidation import ignore_files, rule_files_stamp
 from .snapshot.scanner import Progress, Snapshot
 
 #: Even with a watcher, a full scan runs at least this often: a safety net for changes
@@ -89,6 +90,10 @@ class Engine:
         self._watched_with: object = None
         #: The ignore-rule sources' stamps at the last capture that succeeded.
         self._seen_rules: object = None
+        #: Which directories the watcher must ask libgit2 about (ignore_candidates.py).
+        self._ignore_candidates: IgnoreCandidates | None = None
+        #: While the watch setup loads the user's index beside its walk.
+        self._user_index_loading = False
         #: The root's scanner and one per member repository (nested ones, submodules).
         self.scanner = WorkspaceScanner(self.ws)
         self._lock = threading.RLock()
@@ -164,6 +169,8 @@ class Engine:
                 # A directory skipped as ignored may count now: a rule changed (every full
                 # scan may follow one), or a file in it is tracked.
                 self._watched_with = version
+                if changed is None:
+                    self._ignore_candidates = self._new_ignore_candidates()
                 self.watcher.watch_again()
             return snap
 
@@ -186,21 +193,51 @@ class Engine:
         if not fswatch.available():
             return False
         with self._lock:
-            self.scanner.user_index.refresh()  # which ignored directories hold tracked files
-            self._watched_with = self.scanner.user_index.version
+            # Loaded beside the walk (~100 ms on linux's tree): only an ignored directory
+            # needs it, to know if it holds tracked files, and the walk skips those until
+            # it is loaded, then asks again.
+            finish_loading = self.scanner.user_index.start_refresh()
+            self._user_index_loading = True
+            self._ignore_candidates = self._new_ignore_candidates()
+            watcher = None
             try:
-                self.watcher = fswatch.Watcher(
+                watcher = fswatch.Watcher(
                     str(self.ws.root), self._ignored_dir, self.scanner.root.list_directory
                 )
             except OSError:
+                pass
+            finally:
+                self._user_index_loading = False
+            try:
+                finish_loading()  # raises as `refresh` does for an index libgit2 cannot read
+            except BaseException:
+                if watcher is not None:
+                    watcher.close()
+                raise
+            if watcher is None:
                 return False
+            watcher.watch_again()
+            self.watcher = watcher
+            self._watched_with = self.scanner.user_index.version
             self._last_full_scan = None  # what changed before the watch began is unknown
         return True
+
+    def _new_ignore_candidates(self) -> IgnoreCandidates:
+        try:
+            ignore_case = self.repo.config.get_bool("core.ignorecase")
+        except (KeyError, pygit2.GitError, ValueError):
+            ignore_case = False
+        return IgnoreCandidates(self.ws.root, ignore_files(self.ws), ignore_case)
 
     def _ignored_dir(self, rel: str) -> bool:
         """Not watched: ignored, and no tracked file below (an ignored directory with a
         tracked file in it, `git add -f build/keep.txt`, changes like any other)."""
-        return path_is_ignored(self.repo, rel + "/") and not self.scanner.user_index.tracks_dir(rel)
+        candidates = self._ignore_candidates
+        if candidates is not None and not candidates.may_be_ignored(rel):
+            return False  # no rule could match it: libgit2 need not be asked
+        if not path_is_ignored(self.repo, rel + "/"):
+            return False
+        return self._user_index_loading or not self.scanner.user_index.tracks_dir(rel)
 
     def _watched_changes(self, rules: object) -> set[str] | None:
         """Paths changed since the last capture, or None when only a full scan is sure."""

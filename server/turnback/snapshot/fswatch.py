@@ -81,7 +81,11 @@ class Watcher:
         self.changed: set[str] = set()
         #: Directories `skip_dir` ruled out, asked again by `watch_again`.
         self.skipped: set[str] = set()
-        self._watch_tree("")
+        try:
+            self._watch_tree("")
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         if self.fd >= 0:

@@ -130,8 +130,9 @@ def _translate(pat: str) -> str | None:
     return "".join(out)
 
 
-def _parse_line(line: str) -> _Pattern | None:
-    """Parse one .gitignore line like git's add_pattern(); None for blanks and comments."""
+def _split_line(line: str) -> tuple[str, bool, bool, bool] | None:
+    """One .gitignore line parsed like git's add_pattern(): the pattern, and whether it is
+    negated, directory-only and anchored; None for blanks and comments."""
     if not line or line.startswith("#"):
         return None
     end = len(line)
@@ -152,7 +153,15 @@ def _parse_line(line: str) -> _Pattern | None:
         line = line[1:]
     if not line:
         return None
-    regex = _translate(line)
+    return line, negated, dir_only, anchored
+
+
+def _parse_line(line: str) -> _Pattern | None:
+    split = _split_line(line)
+    if split is None:
+        return None
+    text, negated, dir_only, anchored = split
+    regex = _translate(text)
     return _Pattern(
         re.compile(regex, re.S) if regex is not None else None, negated, dir_only, anchored
     )
@@ -161,6 +170,23 @@ def _parse_line(line: str) -> _Pattern | None:
 def _parse_patterns(lines: Iterable[str]) -> list[_Pattern]:
     """Parse gitignore lines into patterns, in file order (the last match wins)."""
     return [p for line in lines if (p := _parse_line(line)) is not None]
+
+
+def ignoring_patterns(text: str) -> list[tuple[str, bool]]:
+    """The patterns of an ignore file's `text` that ignore (not the `!` ones), each with
+    whether it is anchored (matched against the path relative to the file's directory,
+    not against the name)."""
+    found = []
+    for line in text.removeprefix("\ufeff").split("\n"):
+        split = _split_line(line)
+        if split is not None and not split[1]:
+            found.append((split[0], split[3]))
+    return found
+
+
+def pattern_regex(pattern: str) -> str | None:
+    """The regex (for re.S) of a wildmatch pattern; None when git would never match it."""
+    return _translate(pattern)
 
 
 class TreeIgnoreRules:

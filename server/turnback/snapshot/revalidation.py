@@ -51,25 +51,30 @@ def _excludes_file(repo: pygit2.Repository) -> Path | None:
     return Path(os.path.expanduser(value)) if value else None
 
 
+def ignore_files(ws: WorkspaceRepo) -> list[Path]:
+    """The ignore files outside the work tree: the repository's exclude file, the
+    default global one, and the one `core.excludesFile` names."""
+    files = [ws.objects_dir.parent / "info" / "exclude", _config_home() / "git" / "ignore"]
+    excludes = _excludes_file(ws.repo)
+    if excludes is not None:
+        files.append(excludes)
+    return files
+
+
 def rule_sources(ws: WorkspaceRepo) -> list[Path]:
-    """The files outside the work tree that git's ignore rules come from: the repository's
-    exclude file, the config files that may name `core.excludesFile`, and that file."""
+    """The files outside the work tree that git's ignore rules come from: the ignore
+    files, and the config files that may name `core.excludesFile`."""
     git_dir = Path(ws.repo.path)
     common = ws.objects_dir.parent
     home = _home()
-    sources = [
-        common / "info" / "exclude",
+    return [
+        *ignore_files(ws),
         git_dir / "config",
         common / "config",
         Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
         _config_home() / "git" / "config",
-        _config_home() / "git" / "ignore",
         Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
     ]
-    excludes = _excludes_file(ws.repo)
-    if excludes is not None:
-        sources.append(excludes)
-    return sources
 
 
 def rules_stamp(ws: WorkspaceRepo, user_index: object) -> tuple[object, ...]:
