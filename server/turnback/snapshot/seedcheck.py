@@ -68,29 +68,43 @@ def _autocrlf(repo: pygit2.Repository) -> bool:
     return value not in ("false", "no", "off", "0", "")
 
 
+def untrusted_in_file(
+    repo: pygit2.Repository, index_file: Path, root: Path, common_dir: Path | None
+) -> tuple[int | None, list[str] | None]:
+    """The entry count `index_file` declares, and its untrusted paths read from its bytes
+    (core/indexfile.py), None for a layout indexfile does not read. It needs no loaded
+    index, so it can run while libgit2 loads one (with the GIL released)."""
+    data = _read(index_file)
+    found = indexfile.flagged_and_attributes(data)
+    if found is None:
+        return indexfile.count(data), None
+    flagged, attributes = (sorted(os.fsdecode(p) for p in found[i]) for i in (0, 1))
+    text = _attribute_text(repo, root, common_dir, attributes)
+    if not _converting(repo, text):
+        return indexfile.count(data), flagged
+    every = indexfile.paths(data) or []
+    return indexfile.count(data), _convertible(repo, [os.fsdecode(p) for p in every], flagged, text)
+
+
 def untrusted_entries(
     repo: pygit2.Repository,
     index: pygit2.Index,
     index_file: Path,
     root: Path,
     common_dir: Path | None,
+    from_file: tuple[int | None, list[str] | None] | None = None,
 ) -> list[str]:
     """Paths (files, not submodules) whose seeded blob may differ from the file on disk.
 
-    Read from `index_file`'s bytes (core/indexfile.py) when it holds what `index` holds
-    (the same number of entries: the scanner checks right after loading it), otherwise,
-    or for a layout indexfile does not read, through libgit2.
+    Read from `index_file`'s bytes (`from_file`, if they were read already) when it
+    holds what `index` holds (the same number of entries: the scanner checks right
+    after loading it), otherwise, or for a layout indexfile does not read, through
+    libgit2.
     """
-    data = _read(index_file)
-    found = indexfile.flagged_and_attributes(data) if indexfile.count(data) == len(index) else None
-    if found is None:
-        return _untrusted_in(repo, index, root, common_dir)
-    flagged, attributes = (sorted(os.fsdecode(p) for p in found[i]) for i in (0, 1))
-    text = _attribute_text(repo, root, common_dir, attributes)
-    if not _converting(repo, text):
-        return flagged
-    every = indexfile.paths(data) or []
-    return _convertible(repo, [os.fsdecode(p) for p in every], flagged, text)
+    count, found = from_file or untrusted_in_file(repo, index_file, root, common_dir)
+    if found is not None and count == len(index):
+        return found
+    return _untrusted_in(repo, index, root, common_dir)
 
 
 def _untrusted_in(
