@@ -11,7 +11,6 @@ few collaborators they need, never the engine.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
@@ -19,7 +18,6 @@ from typing import Any
 import pygit2
 
 from .config import Settings
-from .core.gitpaths import path_is_ignored
 from .core.locking import repository_lock
 from .core.repository import WorkspaceRepo, open_workspace
 from .core.treeops import entry_at
@@ -47,15 +45,9 @@ from .results import (
     Turn,
 )
 from .snapshot import fswatch
-from .snapshot.ignore_candidates import IgnoreCandidates
-from .snapshot.ignore_rules import touches_ignore_files
 from .snapshot.members import WorkspaceScanner
-from .snapshot.revalidation import ignore_files, rule_files_stamp
 from .snapshot.scanner import Progress, Snapshot
-
-#: Even with a watcher, a full scan runs at least this often: a safety net for changes
-#: inotify cannot see (network file systems, writes through mmap).
-FULL_SCAN_INTERVAL = 300.0
+from .snapshot.treewatch import TreeWatch
 
 
 def check_session(session: Any) -> str | None:
@@ -84,16 +76,8 @@ class Engine:
         self.ws: WorkspaceRepo = open_workspace(folder)
         self.store = TimelineStore(self.ws)
         self.journal = Journal(self.repo, self.ws.ref_prefix)
-        self.watcher: fswatch.Watcher | None = None
-        self._last_full_scan: float | None = None
-        #: The user's index version the watcher's skipped directories were checked under.
-        self._watched_with: object = None
-        #: The ignore-rule sources' stamps at the last capture that succeeded.
-        self._seen_rules: object = None
-        #: Which directories the watcher must ask libgit2 about (ignore_candidates.py).
-        self._ignore_candidates: IgnoreCandidates | None = None
-        #: While the watch setup loads the user's index beside its walk.
-        self._user_index_loading = False
+        #: A long-lived process's watch of the work tree (`enable_watcher`).
+        self._watch: TreeWatch | None = None
         #: The root's scanner and one per member repository (nested ones, submodules).
         self.scanner = WorkspaceScanner(self.ws)
         self._lock = threading.RLock()
@@ -156,22 +140,10 @@ class Engine:
 
     def capture_now(self, progress: Progress | None, cancelled: CancelCheck | None) -> Snapshot:
         with self._lock:
-            # info/exclude, git config, core.excludesFile: none of them sends an event.
-            rules = rule_files_stamp(self.ws) if self.watcher is not None else None
-            changed = self._watched_changes(rules)
+            changed = self._watch.changes() if self._watch is not None else None
             snap = self.scanner.capture(self.settings, progress, cancelled, changed)
-            if changed is None:
-                self._last_full_scan = time.monotonic()
-            # Seen once a capture succeeded: a full scan checks the rules itself.
-            self._seen_rules = rules
-            version = self.scanner.user_index.version
-            if self.watcher is not None and (changed is None or self._watched_with != version):
-                # A directory skipped as ignored may count now: a rule changed (every full
-                # scan may follow one), or a file in it is tracked.
-                self._watched_with = version
-                if changed is None:
-                    self._ignore_candidates = self._new_ignore_candidates()
-                self.watcher.watch_again()
+            if self._watch is not None:
+                self._watch.captured(full_scan=changed is None)
             return snap
 
     def capture_paths(self, base: pygit2.Tree | None, paths: set[str]) -> Snapshot:
@@ -190,75 +162,27 @@ class Engine:
 
     def enable_watcher(self) -> bool:
         """Watches the work tree so captures look only at changed paths (long-lived servers)."""
-        if not fswatch.available():
-            return False
         with self._lock:
-            # Loaded beside the walk (~100 ms on linux's tree): only an ignored directory
-            # needs it, to know if it holds tracked files, and the walk skips those until
-            # it is loaded, then asks again.
-            finish_loading = self.scanner.user_index.start_refresh()
-            self._user_index_loading = True
-            self._ignore_candidates = self._new_ignore_candidates()
-            watcher = None
-            try:
-                watcher = fswatch.Watcher(
-                    str(self.ws.root), self._ignored_dir, self.scanner.root.list_directory
-                )
-            except OSError:
-                pass
-            finally:
-                self._user_index_loading = False
-            try:
-                finish_loading()  # raises as `refresh` does for an index libgit2 cannot read
-            except BaseException:
-                if watcher is not None:
-                    watcher.close()
-                raise
-            if watcher is None:
+            watch = TreeWatch(self.ws, self.scanner)
+            if not watch.start():
                 return False
-            watcher.watch_again()
-            self.watcher = watcher
-            self._watched_with = self.scanner.user_index.version
-            self._last_full_scan = None  # what changed before the watch began is unknown
+            if self._watch is not None:
+                self._watch.close()
+            self._watch = watch
         return True
 
-    def _new_ignore_candidates(self) -> IgnoreCandidates:
-        try:
-            ignore_case = self.repo.config.get_bool("core.ignorecase")
-        except (KeyError, pygit2.GitError, ValueError):
-            ignore_case = False
-        return IgnoreCandidates(self.ws.root, ignore_files(self.ws), ignore_case)
-
-    def _ignored_dir(self, rel: str) -> bool:
-        """Not watched: ignored, and no tracked file below (an ignored directory with a
-        tracked file in it, `git add -f build/keep.txt`, changes like any other)."""
-        candidates = self._ignore_candidates
-        if candidates is not None and not candidates.may_be_ignored(rel):
-            return False  # no rule could match it: libgit2 need not be asked
-        if not path_is_ignored(self.repo, rel + "/"):
-            return False
-        return self._user_index_loading or not self.scanner.user_index.tracks_dir(rel)
-
-    def _watched_changes(self, rules: object) -> set[str] | None:
-        """Paths changed since the last capture, or None when only a full scan is sure."""
-        if self.watcher is None:
-            return None
-        changed = self.watcher.drain()
-        if changed is None or self._last_full_scan is None:
-            return None
-        if time.monotonic() - self._last_full_scan > FULL_SCAN_INTERVAL:
-            return None
-        if rules != self._seen_rules or touches_ignore_files(changed):
-            return None  # ignore rules changed: every untracked verdict may have changed
-        return changed
+    @property
+    def watcher(self) -> fswatch.Watcher | None:
+        """The inotify watcher, while one watches."""
+        return self._watch.watcher if self._watch is not None else None
 
     def close(self) -> None:
         """Saves the scan cache for the next process and stops watching."""
         with self._lock:
             self.scanner.flush()
-            if self.watcher is not None:
-                self.watcher.close()
-                self.watcher = None
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
 
     # ---- capture -------------------------------------------------------------------------
 
