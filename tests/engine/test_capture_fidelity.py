@@ -18,6 +18,7 @@ from helpers import git, make_repo, write
 from turnback.config import Settings
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
+from turnback.snapshot.scanner import Scanner
 from turnback.snapshot.seedcheck import untrusted_entries
 from turnback.wire import to_wire
 
@@ -84,6 +85,39 @@ def test_undo_writes_back_content_not_the_filter_pointer(tmp_path: Path):
     engine.capture(phase="after")
     engine.undo()
     assert (root / "w.bin").read_bytes() == b"real content\x00"
+
+
+# Proves the index a watching process preloads as it sets its watch up (seeded, its
+# untrusted entries read from the same bytes) gives the first capture the user's local
+# content of a skip-worktree file; and that a preload another process's capture made stale
+# is dropped, with the same result.
+@pytest.mark.skipif(not fswatch.available(), reason="inotify is Linux-only")
+@pytest.mark.parametrize("rewritten_meanwhile", [False, True])
+def test_the_preloaded_index_keeps_flagged_local_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rewritten_meanwhile: bool
+):
+    root = make_repo(tmp_path / "repo", {"settings.ini": "committed\n", "a.txt": "a\n"})
+    git(root, "update-index", "--skip-worktree", "settings.ini")
+    write(root, "settings.ini", "the user's local settings\n")
+    taken: list[tuple[Scanner, object]] = []
+    original = Scanner._take_preloaded
+    monkeypatch.setattr(
+        Scanner,
+        "_take_preloaded",
+        lambda self: taken.append((self, original(self))) or taken[-1][1],
+    )
+    engine = Engine(str(root))
+    assert engine.enable_watcher()
+    if rewritten_meanwhile:
+        other = Engine(str(root))  # another process: its capture writes the private index
+        write(root, "a.txt", "edited by the other capture\n")
+        other.capture(session="other")
+        other.close()
+    engine.capture(session="default", label="turn")
+    mine = [load for scanner, load in taken if scanner is engine.scanner.root]
+    assert (mine[0] is None) == rewritten_meanwhile  # a stale preload is dropped
+    assert snapshot_blob(engine, "settings.ini") == b"the user's local settings\n"
+    engine.close()
 
 
 # Proves an agent's edit to a skip-worktree or assume-unchanged file is captured, and undo
