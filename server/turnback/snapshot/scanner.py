@@ -183,6 +183,10 @@ class Scanner:
         except (TurnbackError, OSError):
             return  # the capture prepares the file itself, and says what failed
 
+    def _loads_index(self) -> bool:
+        """Whether `_private_index` will read the file: no preload, or a stale one."""
+        return self._preloaded is None or _file_stamp(self._index_path) != self._preloaded[0]
+
     def _take_preloaded(self) -> Future[pygit2.Index | None] | None:
         """The preloaded index's load, if the file is still the one it read."""
         preloaded, self._preloaded = self._preloaded, None
@@ -313,12 +317,13 @@ class Scanner:
             if cancelled is not None and cancelled():
                 raise Cancelled()
 
-        # Python work overlaps the index's load (C, the GIL released) rather than the
-        # scan's threads, which it would slow down: the special-file walk (it needs no
-        # index), and the seeded entries' check, from the file's bytes (seedcheck.py).
-        # A cold capture of linux's tree in process, 6 alternated runs: 564 -> 504 ms
-        # median after a watch setup, 745 -> 640 without one.
-        specials = self._special_files.start(settings.excluded_directories)
+        # Python work overlaps the index's load (C, the GIL released) when there is one,
+        # rather than the scan's threads, which it would slow down: the special-file walk
+        # (it needs no index), and the seeded entries' check, from the file's bytes
+        # (seedcheck.py). A cold capture of linux's tree in process, 6 alternated runs:
+        # 564 -> 504 ms median after a watch setup, 745 -> 640 without one.
+        loads = self._index is None and self._loads_index()
+        specials = self._special_files.start(settings.excluded_directories) if loads else None
 
         def check_seed_early() -> None:
             # The file being loaded is the seed (a new seed forgets this reading).
@@ -332,6 +337,10 @@ class Scanner:
         policy = self._policy(settings)
         report("Scanning the work tree", None)
         scan = start_workdir_diff(self._scan_repos(index), index, SCAN_FLAGS, str(self.ws.root))
+        if specials is None:
+            # Once the scan is planned: the walk holds the GIL in bursts, and planning
+            # makes thousands of short C calls that each wait for it (~80 ms on linux's tree).
+            specials = self._special_files.start(settings.excluded_directories)
         verify = fresh or self._unverified.exists()
         try:
             early, self._seed_check = self._seed_check, None
