@@ -169,7 +169,8 @@ class Scanner:
         """Starts loading the private index, seeding it first if need be, for the next
         capture: a server calls it as it sets its watch up, so that its first capture
         finds the index loaded (~100 ms of C on linux's tree, with the GIL released) and
-        the seed checked. Skipped while another process holds the repository's lock."""
+        the seed checked. Skipped while the repository's lock is held (never waited for:
+        a capture holds it before the engine's lock, which the caller holds)."""
         if self._index is not None or self._preloaded is not None:
             return
         try:
