@@ -59,7 +59,7 @@ class _Matcher:
     @property
     def empty(self) -> bool:
         return not (self.names or self.paths or self.suffixes or self.prefixes) and (
-            self._names is None and self._paths is None
+            self._names is self._paths is None
         )
 
     def matches(self, rel: str) -> bool:

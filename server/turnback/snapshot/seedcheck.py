@@ -75,15 +75,16 @@ def untrusted_in_file(
     (core/indexfile.py), None for a layout indexfile does not read. It needs no loaded
     index, so it can run while libgit2 loads one (with the GIL released)."""
     data = _read(index_file)
+    count = indexfile.count(data)
     found = indexfile.flagged_and_attributes(data)
     if found is None:
-        return indexfile.count(data), None
+        return count, None
     flagged, attributes = (sorted(os.fsdecode(p) for p in found[i]) for i in (0, 1))
     text = _attribute_text(repo, root, common_dir, attributes)
     if not _converting(repo, text):
-        return indexfile.count(data), flagged
+        return count, flagged
     every = indexfile.paths(data) or []
-    return indexfile.count(data), _convertible(repo, [os.fsdecode(p) for p in every], flagged, text)
+    return count, _convertible(repo, [os.fsdecode(p) for p in every], flagged, text)
 
 
 def untrusted_entries(
