@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import itemgetter, ne, sub
+from operator import add, is_not, ne, sub
 
 from ..results import FileDiff, Hunk
 
@@ -79,11 +79,16 @@ def _range(start: int, count: int) -> str:
 
 def _emit(out: list[str], prefix: str, lines: list[bytes]) -> None:
     """Append diff lines, decoding leniently and marking a missing final newline."""
-    for line in lines:
-        text = line.decode("utf-8", errors="replace")
-        out.append(prefix + text)
-        if not text.endswith("\n"):
-            out.append("\n" + _NO_NEWLINE)
+    if not lines:
+        return
+    # One decode and one replace for the whole slice: every line but a file's last ends
+    # with b"\n", which no invalid sequence spans, so the text is what decoding each
+    # line on its own gives.
+    text = b"".join(lines).decode("utf-8", errors="replace")
+    if text.endswith("\n"):
+        out.append(prefix + text[:-1].replace("\n", "\n" + prefix) + "\n")
+    else:
+        out.append(prefix + text.replace("\n", "\n" + prefix) + "\n" + _NO_NEWLINE)
 
 
 Opcode = tuple[str, int, int, int, int]
@@ -127,20 +132,21 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
         elif set(a[a_lo:a_hi]).isdisjoint(b[b_lo:b_hi]):  # nothing in common: rewritten
             out.append(("replace", a_lo, a_hi, b_lo, b_hi))
         else:
-            anchors: list[tuple[int, int]] = []
+            anchors = None
             if depth < _MAX_DEPTH:
                 anchors = _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, _RUN) or (
                     _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi, 1)
                 )
             if anchors:
+                at_a, at_b = anchors
                 i, j = a_lo, b_lo
                 # Anchors on consecutive lines of both sides are one run of equal lines:
                 # one opcode each (as _merged would join them), gaps matched between runs.
-                for first, last in _runs(anchors):
-                    ai, bj = anchors[first]
+                for first, last in _runs(at_a, at_b):
+                    ai, bj = at_a[first], at_b[first]
                     if ai > i or bj > j:
                         self._match(i, ai, j, bj, depth + 1, out)
-                    i, j = anchors[last][0] + 1, anchors[last][1] + 1
+                    i, j = at_a[last] + 1, at_b[last] + 1
                     out.append(("equal", ai, i, bj, j))
                 self._match(i, a_hi, j, b_hi, depth + 1, out)
             else:
@@ -150,15 +156,15 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
         out.append(("equal", a_hi, end_a, b_hi, end_b))
 
 
-def _runs(anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _runs(at_a: list[int], at_b: list[int]) -> list[tuple[int, int]]:
     """(first, last) positions of each run of anchors that follow each other on both sides."""
     # An anchor continues a run when both its lines are one past the previous anchor's:
     # then `i + j` grows by exactly 2 (neither can grow by less than 1, anchors being in
     # order on both sides). Compared in C over the sums, a run of 2,000 costs no Python step.
-    sums = list(map(sum, anchors))
+    sums = list(map(add, at_a, at_b))
     breaks = list(compress(count(1), map(ne, map(sub, sums[1:], sums), repeat(2))))
     starts = [0, *breaks]
-    ends = [k - 1 for k in breaks] + [len(anchors) - 1]
+    ends = [k - 1 for k in breaks] + [len(at_a) - 1]
     return list(zip(starts, ends, strict=True))
 
 
@@ -170,32 +176,39 @@ def _unique_anchors(
     b_lo: int,
     b_hi: int,
     width: int,
-) -> list[tuple[int, int]]:
-    """Line pairs that start a run of `width` equal lines occurring once in each range,
-    when all of them are in the same order on both sides. Each pair is one equal line."""
+) -> tuple[list[int], list[int]] | None:
+    """The positions on each side of the runs of `width` equal lines that occur once in
+    each range, when all of them are in the same order on both sides (each position pair
+    is one equal line); None when there are none or they cross."""
     if min(a_hi - a_lo, b_hi - b_lo) < max(2, width):
-        return []
-
+        return None
     keys_a, keys_b = _keys(a, a_lo, a_hi, width), _keys(b, b_lo, b_hi, width)
-    count_a, count_b = Counter(keys_a), Counter(keys_b)
-    at_a = {key: i for i, key in enumerate(keys_a, a_lo) if count_a[key] == 1}
-    pairs = [
-        (at_a[key], j) for j, key in enumerate(keys_b, b_lo) if count_b[key] == 1 and key in at_a
-    ]
-    pairs.sort()
-    if not pairs:
-        return []
-    order = list(map(itemgetter(1), pairs))
-    if order != sorted(order):
+    # Every step below is one C loop over the keys: in ordinary text nearly every run is
+    # unique, so the repeated ones are counted only when the two sizes say there are some.
+    where_a = dict(zip(keys_a, count(a_lo)))  # a unique key's one position
+    for key in _repeated(keys_a, len(where_a)) | _repeated(keys_b, len(set(keys_b))):
+        where_a.pop(key, None)
+    found = list(map(where_a.get, keys_b))
+    shared = list(map(is_not, found, repeat(None)))  # the runs unique on both sides
+    at_a = list(compress(found, shared))
+    if not at_a or at_a != sorted(at_a):
         # Unique lines that cross (a moved block): any one chain of them can force a much
         # larger diff than needed, so leave this range to difflib.
-        return []
-    return pairs
+        return None
+    return at_a, list(compress(count(b_lo), shared))
+
+
+def _repeated(keys: list[bytes], distinct: int) -> set[bytes]:
+    """The keys that occur more than once, given how many distinct ones there are."""
+    if distinct == len(keys):
+        return set()
+    return {key for key, seen in Counter(keys).items() if seen > 1}
 
 
 def _keys(lines: Sequence[bytes], low: int, high: int, width: int) -> list[bytes]:
     """Each position's run of `width` lines as one key (lines keep their ends, so the
-    joined bytes name the run exactly)."""
+    joined bytes name the run exactly). Joined bytes cache their hash, which tuples of
+    the lines do not: the lookups that follow cost half as much."""
     if width == 1:
         return list(lines[low:high])
     shifted = [lines[low + k : high] for k in range(width)]
