@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
+from ..core import treeops
 from ..core.fileuri import to_fs_path
 from ..errors import InvalidParams
 from ..results import ChangedFile, FileContent, FileDiff
@@ -63,18 +64,99 @@ _STATUS = {
 }
 
 
+class Delta(NamedTuple):
+    """One file a turn changed, as libgit2's diff with rename detection reports it."""
+
+    status: str  # "added", "deleted", "renamed" or "modified"
+    old_path: str
+    new_path: str
+    old_id: pygit2.Oid
+    old_mode: int
+    new_id: pygit2.Oid
+    new_mode: int
+
+
+#: Mode pairs libgit2 reports as one modified file (any other change of kind, a file
+#: becoming a symlink say, is a deletion and an addition).
+_IN_PLACE = {
+    (b"100644", b"100644"),
+    (b"100644", b"100755"),
+    (b"100755", b"100644"),
+    (b"100755", b"100755"),
+    (b"120000", b"120000"),
+}
+
+
+def turn_deltas(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> list[Delta]:
+    """The files changed between two trees, in libgit2's order and with its statuses.
+
+    A turn that only edited files in place (the common one) is read from the subtrees
+    that differ: libgit2's diff reads every tree of both sides, 20-60 ms at 100k files in
+    a server whose object cache is bounded. Anything else (a file added, deleted or
+    changed in kind, a name that is not UTF-8, a submodule) may hold a rename or a
+    type change, so it goes to libgit2 and its rename detection.
+    """
+    changes = treeops.changed_entries(repo, old, new) if old is not None else None
+    if changes is not None and all(
+        was is not None and now is not None and (was[0], now[0]) in _IN_PLACE and _utf8(path)
+        for path, (was, now) in changes.items()
+    ):
+        return [
+            Delta(
+                "modified",
+                path,
+                path,
+                pygit2.Oid(raw=was[1]),
+                int(was[0], 8),
+                pygit2.Oid(raw=now[1]),
+                int(now[0], 8),
+            )
+            for path, (was, now) in sorted(changes.items())
+            if was is not None and now is not None
+        ]
+    return libgit2_deltas(repo, old, new)
+
+
+def libgit2_deltas(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
+) -> list[Delta]:
+    diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
+    diff.find_similar()
+    deltas = []
+    for delta in diff.deltas:
+        before, after = delta.old_file, delta.new_file
+        deltas.append(
+            Delta(
+                _STATUS.get(delta.status, "modified"),
+                before.path,
+                after.path,
+                before.id,
+                int(before.mode),
+                after.id,
+                int(after.mode),
+            )
+        )
+    return deltas
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode()
+    except UnicodeEncodeError:  # a name that is not UTF-8, kept as surrogates
+        return False
+    return True
+
+
 def changed_files(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
 ) -> list[ChangedFile]:
     """The files a turn changed, without their line diffs: cheap enough for every turn."""
-    diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
-    diff.find_similar()
     out = []
-    for delta in diff.deltas:
-        status = _STATUS.get(delta.status, "modified")
-        path = delta.old_file.path if status == "deleted" else delta.new_file.path
-        old_path = delta.old_file.path if status == "renamed" else None
-        out.append(ChangedFile(path, old_path, status))
+    for delta in turn_deltas(repo, old, new):
+        path = delta.old_path if delta.status == "deleted" else delta.new_path
+        out.append(
+            ChangedFile(path, delta.old_path if delta.status == "renamed" else None, delta.status)
+        )
     return out
 
 
@@ -105,23 +187,19 @@ def diff_trees(
     path: str | None,
     context: int,
 ) -> list[FileDiff]:
-    diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
-    diff.find_similar()
     files = []
-    for delta in diff.deltas:
-        old_path, new_path = delta.old_file.path, delta.new_file.path
+    for delta in turn_deltas(repo, old, new):
+        old_path, new_path = delta.old_path, delta.new_path
         if path and not any(p == path or p.startswith(path + "/") for p in (old_path, new_path)):
             continue
-        added = delta.status == DeltaStatus.ADDED
-        deleted = delta.status == DeltaStatus.DELETED
-        before = None if added else _blob(repo, delta.old_file.id, delta.old_file.mode)
-        after = None if deleted else _blob(repo, delta.new_file.id, delta.new_file.mode)
-        renamed = delta.status == DeltaStatus.RENAMED
+        added, deleted = delta.status == "added", delta.status == "deleted"
+        before = None if added else _blob(repo, delta.old_id, delta.old_mode)
+        after = None if deleted else _blob(repo, delta.new_id, delta.new_mode)
         result = diff_file(
             new_path if not deleted else old_path,
             before,
             after,
-            old_path=old_path if renamed else None,
+            old_path=old_path if delta.status == "renamed" else None,
             context=context,
             limits=LIMITS,
         )

@@ -1,0 +1,100 @@
+"""turn_deltas reports exactly what libgit2's diff with rename detection reports."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pygit2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygit2.enums import FileMode
+
+from turnback.core.treeops import Entry, tree_with
+from turnback.diff.turndiff import changed_files, diff_trees, libgit2_deltas, turn_deltas
+
+#: Names whose full paths sort apart from their directories ("a.c" < "a/x" < "a0", as
+#: git's tree order has it), files replacing directories ("a", "a/c"), directories
+#: replacing files ("top", "top/q"), a non-ASCII name and one that is not UTF-8.
+PATHS = ["a/x", "a/c/z", "a/c", "a", "a.c", "a0", "a-b/x", "top", "top/q", "é/f", "n/\udcff"]
+MODES = [FileMode.BLOB, FileMode.BLOB_EXECUTABLE, FileMode.LINK, FileMode.COMMIT]
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory) -> pygit2.Repository:
+    return pygit2.init_repository(str(tmp_path_factory.mktemp("turns")), bare=True)
+
+
+def _tree(repo: pygit2.Repository, files: dict[str, tuple[int, int]]) -> pygit2.Tree:
+    """A tree of `files` (path: content, mode); a path below a file is left out."""
+    kept = {p: v for p, v in files.items() if not any(p.startswith(q + "/") for q in files)}
+    entries: dict[str, Entry | None] = {}
+    for path, (content, mode) in kept.items():
+        # Contents long enough for rename detection to pair a deleted file with an added one.
+        oid = repo.create_blob(b"line\n" * 20 + b"%d\n" % content)
+        if mode == FileMode.COMMIT:  # a submodule's commit needs no object here
+            oid = pygit2.Oid(hex=("%x" % (content + 1)).rjust(40, "0"))
+        entries[path] = Entry(str(oid), mode)
+    return repo[tree_with(repo, None, entries)]
+
+
+files = st.dictionaries(
+    st.sampled_from(PATHS), st.tuples(st.integers(0, 2), st.sampled_from(MODES)), max_size=8
+)
+#: Edits in place only (content and the executable bit), the shape the fast path takes.
+in_place = st.dictionaries(
+    st.sampled_from(PATHS),
+    st.tuples(st.integers(0, 2), st.sampled_from([FileMode.BLOB, FileMode.BLOB_EXECUTABLE])),
+    max_size=8,
+)
+
+
+# Ensures any pair of trees (renames, type changes, submodules, files becoming
+# directories, odd names) gives libgit2's deltas, in its order.
+@settings(max_examples=300, deadline=None)
+@given(before=files, after=files)
+def test_deltas_match_libgit2(bare, before, after):
+    old, new = _tree(bare, before), _tree(bare, after)
+    assert turn_deltas(bare, old, new) == libgit2_deltas(bare, old, new)
+
+
+# Ensures edits in place, the fast path's shape, give libgit2's deltas and order.
+@settings(max_examples=200, deadline=None)
+@given(before=in_place, data=st.data())
+def test_edits_in_place_match_libgit2(bare, before, data):
+    regular = st.sampled_from([FileMode.BLOB, FileMode.BLOB_EXECUTABLE])
+    after = {path: (data.draw(st.integers(0, 2)), data.draw(regular)) for path in before}
+    old, new = _tree(bare, before), _tree(bare, after)
+    assert turn_deltas(bare, old, new) == libgit2_deltas(bare, old, new)
+
+
+# Ensures a turn with no earlier tree lists every file as added.
+def test_first_turn_adds_everything(bare):
+    new = _tree(bare, {"a/x": (1, FileMode.BLOB), "top": (2, FileMode.LINK)})
+    assert [(f.path, f.status) for f in changed_files(bare, None, new)] == [
+        ("a/x", "added"),
+        ("top", "added"),
+    ]
+
+
+# Ensures an edit in place never reads a subtree both sides share (its object is gone
+# here; libgit2's diff reads every tree and fails), and still diffs the edited file.
+def test_edit_in_place_skips_shared_subtrees(tmp_path: Path):
+    repo = pygit2.init_repository(str(tmp_path), bare=True)
+    shared = {f"big/{n}": (n, FileMode.BLOB) for n in range(5)}
+    old = _tree(repo, {**shared, "top": (1, FileMode.BLOB)})
+    new = _tree(repo, {**shared, "top": (2, FileMode.BLOB)})
+    big = old["big"].id
+    os.remove(tmp_path / "objects" / str(big)[:2] / str(big)[2:])
+    repo = pygit2.Repository(str(tmp_path))  # no cached copy of the subtree
+    old, new = repo[old.id], repo[new.id]
+    [diffed] = diff_trees(repo, old, new, None, 3)
+    assert (diffed.path, diffed.status, diffed.additions, diffed.deletions) == (
+        "top",
+        "modified",
+        1,
+        1,
+    )
+    with pytest.raises((KeyError, pygit2.GitError)):
+        libgit2_deltas(repo, old, new)
