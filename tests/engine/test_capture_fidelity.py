@@ -18,7 +18,7 @@ from helpers import git, make_repo, write
 from turnback.config import Settings
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
-from turnback.snapshot.scanner import Scanner
+from turnback.snapshot.privateindex import PrivateIndex
 from turnback.snapshot.seedcheck import untrusted_entries
 from turnback.wire import to_wire
 
@@ -99,11 +99,11 @@ def test_the_preloaded_index_keeps_flagged_local_content(
     root = make_repo(tmp_path / "repo", {"settings.ini": "committed\n", "a.txt": "a\n"})
     git(root, "update-index", "--skip-worktree", "settings.ini")
     write(root, "settings.ini", "the user's local settings\n")
-    taken: list[tuple[Scanner, object]] = []
-    original = Scanner._take_preloaded
+    taken: list[tuple[PrivateIndex, object]] = []
+    original = PrivateIndex.take_preloaded
     monkeypatch.setattr(
-        Scanner,
-        "_take_preloaded",
+        PrivateIndex,
+        "take_preloaded",
         lambda self: taken.append((self, original(self))) or taken[-1][1],
     )
     engine = Engine(str(root))
@@ -114,7 +114,7 @@ def test_the_preloaded_index_keeps_flagged_local_content(
         other.capture(session="other")
         other.close()
     engine.capture(session="default", label="turn")
-    mine = [load for scanner, load in taken if scanner is engine.scanner.root]
+    mine = [load for private, load in taken if private is engine.scanner.root.private]
     assert (mine[0] is None) == rewritten_meanwhile  # a stale preload is dropped
     assert snapshot_blob(engine, "settings.ini") == b"the user's local settings\n"
     engine.close()

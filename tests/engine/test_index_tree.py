@@ -98,7 +98,7 @@ def test_pathwise_tree_is_the_index_tree_after_every_turn(
         turn(root)
         snapshot = scanner.capture(Settings())
         scanner.flush()
-        whole = scanner._index.write_tree(ws.repo)  # type: ignore[union-attr]
+        whole = scanner.private.index.write_tree(ws.repo)  # type: ignore[union-attr]
         assert snapshot.tree == whole, name
         assert not scanner._cache_writer.tree_differed, name
         assert bool(scanner._thread_repos) == parallel  # the refresh ran when parallel
@@ -120,7 +120,7 @@ def test_a_new_process_takes_the_saved_tree_and_stays_pathwise(tmp_path: Path):
     write(root, "dir1/sub/f1.txt", "edited too\n")
     after = second.capture(Settings()).tree
     second._cache_writer.settle()  # the write reads the index: never beside another use
-    assert second._index.write_tree(second.ws.repo) == after  # type: ignore[union-attr]
+    assert second.private.index.write_tree(second.ws.repo) == after  # type: ignore[union-attr]
     assert after != before and "dir1/sub/f1.txt" in second.ws.repo[after]
 
 
@@ -144,5 +144,5 @@ def test_a_pathwise_tree_that_differs_is_caught_and_the_next_is_written_whole(
     right = scanner.capture(Settings()).tree
     assert right != wrong
     scanner._cache_writer.settle()  # (found segfaulting in CI: two threads on one index)
-    assert right == scanner._index.write_tree(scanner.ws.repo)  # type: ignore[union-attr]
+    assert right == scanner.private.index.write_tree(scanner.ws.repo)  # type: ignore[union-attr]
     assert pygit2.Repository(str(root))[right]["dir0/sub/f1.txt"].data == b"edited\n"

@@ -1,11 +1,11 @@
 """Turns the work tree into a git tree without rehashing unchanged files.
 
-The scanner keeps a private index (never the user's): a stat cache of the last
-snapshot. libgit2 compares it with the work tree by stat data, so only files
-whose stat changed are hashed, and `write_tree` reuses the cached subtrees, so
-only directories on changed paths become new tree objects. The index file is
-seeded from the user's index, so the first capture in a repository also
-starts warm; entries whose blob may not be the bytes on disk (line-ending
+The scanner keeps a private index (never the user's; privateindex.py): a stat
+cache of the last snapshot. libgit2 compares it with the work tree by stat data,
+so only files whose stat changed are hashed, and `write_tree` reuses the cached
+subtrees, so only directories on changed paths become new tree objects. The
+index file is seeded from the user's index, so the first capture in a repository
+also starts warm; entries whose blob may not be the bytes on disk (line-ending
 conversion, filters, skip-worktree) are hashed again, raw, once (seedcheck.py).
 
 Files are always hashed raw, with no filter, and never opened unless they are
@@ -15,35 +15,29 @@ regular files: a FIFO, socket or device is reported, never read.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections.abc import Callable
-from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption
 
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
-from ..core.gitrefs import set_ref
-from ..core.locking import repository_lock
 from ..core.objectbatch import LOOSE_UP_TO, ObjectBatch
-from ..core.pygit2_internals import attach_repository
 from ..core.rawhash import file_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
 from ..core.treeops import Entry, changed_paths, entry_at, tree_with
 from ..core.worktree import under_real_dirs
-from ..errors import Cancelled, TurnbackError, WorkspaceTooLarge
+from ..errors import Cancelled, WorkspaceTooLarge
 from .cachewrite import CacheWriter
 from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
 from .ignore_rules import touches_ignore_files
 from .indextree import index_tree
+from .privateindex import PrivateIndex
 from .revalidation import recheck_untracked, rules_stamp
-from .seedcheck import untrusted_entries, untrusted_in_file
 from .untracked import (
     IGNORED,
     NESTED_REPOSITORY,
@@ -54,8 +48,8 @@ from .untracked import (
     is_special,
     within_limits,
 )
-from .userindex import UserIndex, refuse_sparse_index
-from .workdir_scan import PARALLEL_FROM, executor, start_workdir_diff, threads
+from .userindex import UserIndex
+from .workdir_scan import PARALLEL_FROM, start_workdir_diff, threads
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners.
 #: Not UPDATE_INDEX: libgit2 writes the refreshed stat data into the repository's own index
@@ -75,130 +69,21 @@ class Snapshot:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-_Stamp = tuple[int, int, int, int]
-
-
-def _file_stamp(path: Path) -> _Stamp | None:
-    """Changes whenever the file is written again (git and libgit2 write a new inode)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-
-
-def _read_index(path: Path) -> pygit2.Index | None:
-    """An index file on its own (no repository: safe on another thread), None if absent."""
-    return pygit2.Index(str(path)) if path.exists() else None
-
-
 class Scanner:
     """Captures one work tree; keep it alive between captures to keep its cache warm."""
 
     def __init__(self, ws: WorkspaceRepo) -> None:
         self.ws = ws
         self.user_index = UserIndex(ws)
-        self._index: pygit2.Index | None = None
-        self._index_path = ws.state_dir / "index"
-        #: Anchors the private index's tree: it names blobs no timeline may reference yet.
-        self.anchor_ref = f"{ws.ref_prefix}/index"
+        self._cache_writer = CacheWriter()
+        self.private = PrivateIndex(ws, self.user_index, self._cache_writer)
         self._last_settings: Settings | None = None
-        #: The tree of the private index as last written, for path-wise updates.
-        self._tree: pygit2.Oid | None = None
-        #: The private index is a fresh copy of the user's (or empty): nothing in it is
-        #: untracked, so there is nothing for new ignore rules to drop.
-        self._seeded = False
-        #: The seed's untrusted entries, read from its bytes while it loads (seedcheck.py).
-        self._seed_check: tuple[int | None, list[str] | None] | None = None
-        #: The private index's file as `preload` found it, and its load.
-        self._preloaded: tuple[_Stamp | None, Future[pygit2.Index | None]] | None = None
-        #: Present from seeding until a full capture has hashed the untrusted seeded
-        #: entries again (seedcheck.py), so a capture that fails first still does it.
-        self._unverified = ws.state_dir / "index.unverified"
         self._thread_repos: list[pygit2.Repository] = []
         #: What the untracked verdicts were last checked against (revalidation.py), and
         #: whether a watcher capture has since touched untracked or ignore files.
         self._rules_checked: tuple[object, ...] | None = None
         self._untracked_moved = True
-        self._cache_writer = CacheWriter()
         self._special_files = SpecialFiles(str(ws.root))
-
-    def _private_index(
-        self, user_index_too: bool = False, meanwhile: Callable[[], None] | None = None
-    ) -> pygit2.Index:
-        """The private index, loaded from its file if need be; with `user_index_too`, the
-        user's is refreshed meanwhile (each load is ~40 ms of C at 100k entries), and so
-        is `meanwhile` called."""
-        if self._index is not None:
-            if user_index_too:
-                self.user_index.refresh()
-            if meanwhile is not None:
-                meanwhile()
-            return self._index
-        self._prepare_index_file()
-        loading = self._take_preloaded() or executor().submit(_read_index, self._index_path)
-        try:
-            if user_index_too:
-                self.user_index.refresh()
-            if meanwhile is not None:
-                meanwhile()
-        except BaseException:
-            wait([loading])  # the load must not outlive this capture's error
-            raise
-        index = loading.result()
-        if index is not None:
-            index = self._adopt(index)
-            if not self._seeded:
-                self._tree = self._anchored_tree(index)
-                if self._tree is None:
-                    index = None  # it may name objects that git gc has since deleted
-        if index is None:
-            self._reseed()
-            index = self._adopt(pygit2.Index(str(self._index_path)))
-        self._index = index
-        return index
-
-    def _prepare_index_file(self) -> None:
-        self.ws.state_dir.mkdir(parents=True, exist_ok=True)
-        if not self.ws.shadow:
-            refuse_sparse_index(self.ws.repo)  # before a seed copies it
-        if not self._index_path.exists():
-            self._reseed()
-
-    def preload(self) -> None:
-        """Starts loading the private index, seeding it first if need be, for the next
-        capture: a server calls it as it sets its watch up, so that its first capture
-        finds the index loaded (~100 ms of C on linux's tree, with the GIL released) and
-        the seed checked. Skipped while the repository's lock is held (never waited for:
-        a capture holds it before the engine's lock, which the caller holds)."""
-        if self._index is not None or self._preloaded is not None:
-            return
-        try:
-            with repository_lock(self.ws.lock_path, timeout=0):
-                self._prepare_index_file()
-                stamp = _file_stamp(self._index_path)
-                loading = executor().submit(_read_index, self._index_path)
-                self._preloaded = (stamp, loading)
-                if self._seeded:  # while it loads, from the same bytes
-                    self._seed_check = self._untrusted_in_file()
-        except (TurnbackError, OSError):
-            return  # the capture prepares the file itself, and says what failed
-
-    def _loads_index(self) -> bool:
-        """Whether `_private_index` will read the file: no preload, or a stale one."""
-        return self._preloaded is None or _file_stamp(self._index_path) != self._preloaded[0]
-
-    def _take_preloaded(self) -> Future[pygit2.Index | None] | None:
-        """The preloaded index's load, if the file is still the one it read."""
-        preloaded, self._preloaded = self._preloaded, None
-        if preloaded is None:
-            return None
-        stamp, loading = preloaded
-        if stamp is not None and _file_stamp(self._index_path) == stamp:
-            return loading
-        # Another process wrote the file since: it is neither what was read nor a seed.
-        self._seeded, self._seed_check = False, None
-        return None
 
     def _policy(self, settings: Settings) -> UntrackedPolicy:
         """What to capture of the untracked files, under the user's index as last read."""
@@ -211,52 +96,11 @@ class Scanner:
             is_submodule=self.user_index.is_submodule,
         )
 
-    def _adopt(self, index: pygit2.Index) -> pygit2.Index:
-        """Attaches a loaded private index to the repository and drops any conflicts."""
-        attach_repository(index, self.ws.repo)
-        if index.conflicts is not None:
-            for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
-                del index.conflicts[path]
-        return index
-
-    def _reseed(self) -> None:
-        """Starts the private index again from the user's (its stat cache), or empty."""
-        self._cache_writer.settle()
-        self._index = None
-        self._tree = None
-        self._index_path.unlink(missing_ok=True)
-        self._seeded = True
-        self._seed_check, self._preloaded = None, None
-        self._unverified.touch()
-        user = self.ws.user_index_path
-        if user is not None and user.exists():
-            shutil.copyfile(user, self._index_path)
-        else:
-            pygit2.Index(str(self._index_path)).write()
-
-    def _anchored_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
-        """This index's tree when the anchor ref holds it, so gc kept all it names."""
-        ref = self.ws.repo.references.get(self.anchor_ref)
-        if ref is None:
-            return None
-        try:
-            anchored = self.ws.repo[ref.target].tree_id
-        except (pygit2.GitError, KeyError, ValueError):
-            return None
-        tree = self._written_tree(index)
-        return tree if tree == anchored else None
-
     def _cache_refresh(self, tree: pygit2.Oid) -> tuple[pygit2.Repository, pygit2.Oid] | None:
         """What the cache writer needs to refresh the saved cache-tree: a handle of the
         scan threads' (idle until the next capture settles the write). A small index
         has none, and rebuilding its cache-tree at the next load is cheap."""
         return (self._thread_repos[0], tree) if self._thread_repos else None
-
-    def _anchor(self, tree: pygit2.Oid) -> None:
-        """Keeps everything the private index names reachable, before the index is saved."""
-        sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
-        commit = self.ws.repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
-        set_ref(self.ws.repo, self.anchor_ref, commit, "scan cache anchor")
 
     def capture(
         self,
@@ -273,14 +117,14 @@ class Scanner:
         self._cache_writer.settle()  # the last capture's cache write reads the index
         if self._cache_writer.tree_differed:
             self._cache_writer.tree_differed = False
-            self._tree = None  # write the next tree whole
+            self.private.tree = None  # write the next tree whole
         attempts = iter([changed] + [None] * (CHURN_ATTEMPTS - 1))
 
         def attempt() -> Snapshot:
             return self._attempt(settings, progress, cancelled, next(attempts))
 
         def reset() -> None:
-            self._index, self._tree = None, None  # retry from the saved cache, full scan
+            self.private.index, self.private.tree = None, None  # retry from the saved cache
 
         return retrying(attempt, reset, "nothing was recorded")
 
@@ -292,18 +136,22 @@ class Scanner:
         changed: set[str] | None,
     ) -> Snapshot:
         try:
-            if changed is not None and self._index is not None and settings == self._last_settings:
+            if (
+                changed is not None
+                and self.private.index is not None
+                and settings == self._last_settings
+            ):
                 return self._capture_changed(settings, changed)
             return self._capture(settings, progress, cancelled)
         except (Cancelled, WorkspaceTooLarge):
-            self._index = None  # drop unanchored in-memory entries; reload the saved cache
-            self._tree = None
+            # Drop unanchored in-memory entries; reload the saved cache.
+            self.private.index, self.private.tree = None, None
             raise
         except pygit2.GitError as error:
             if "not found" not in str(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
-            self._reseed()
+            self.private.reseed()
             return self._capture(settings, progress, cancelled)
 
     def _capture(
@@ -323,17 +171,18 @@ class Scanner:
         # (it needs no index), and the seeded entries' check, from the file's bytes
         # (seedcheck.py). A cold capture of linux's tree in process, 6 alternated runs:
         # 564 -> 504 ms median after a watch setup, 745 -> 640 without one.
-        loads = self._index is None and self._loads_index()
+        private = self.private
+        loads = private.will_load()
         specials = self._special_files.start(settings.excluded_directories) if loads else None
 
         def check_seed_early() -> None:
             # The file being loaded is the seed (a new seed forgets this reading).
-            if self._seeded and self._seed_check is None:
-                self._seed_check = self._untrusted_in_file()
+            if private.seeded and private.seed_check is None:
+                private.seed_check = private.untrusted_in_file()
 
-        index = self._private_index(user_index_too=True, meanwhile=check_seed_early)
-        fresh, self._seeded = self._seeded, False  # a failed capture revalidates next time
-        last, self._tree = self._tree, None  # unknown again until this capture succeeds
+        index = private.load(user_index_too=True, meanwhile=check_seed_early)
+        fresh, private.seeded = private.seeded, False  # a failed capture revalidates next time
+        last, private.tree = private.tree, None  # unknown again until this capture succeeds
         plain = self.ws.shadow
         policy = self._policy(settings)
         report("Scanning the work tree", None)
@@ -342,10 +191,10 @@ class Scanner:
             # Once the scan is planned: the walk holds the GIL in bursts, and planning
             # makes thousands of short C calls that each wait for it (~80 ms on linux's tree).
             specials = self._special_files.start(settings.excluded_directories)
-        verify = fresh or self._unverified.exists()
+        verify = fresh or private.unverified.exists()
         try:
-            early, self._seed_check = self._seed_check, None
-            to_add: list[str] = self._untrusted(index, early) if verify else []
+            early, private.seed_check = private.seed_check, None
+            to_add: list[str] = private.untrusted(index, early) if verify else []
         except BaseException:
             scan.wait()
             raise
@@ -395,7 +244,7 @@ class Scanner:
         self._untracked_moved = True  # until this capture succeeds
         if not fresh and (rules_changed or settings != self._last_settings or (due and not plain)):
             if last is None and not plain:
-                last = self._written_tree(index)
+                last = private.written_tree(index)
             dropped, newly_tracked = recheck_untracked(
                 self.ws, self.user_index, index, policy, skipped, changed, last
             )
@@ -432,10 +281,10 @@ class Scanner:
             batch.commit(tree)  # on disk before the anchor or any turn names it
         finally:
             batch.discard()
-        self._anchor(tree)
-        self._tree = tree
+        private.anchor(tree)
+        private.tree = tree
         self._rules_checked, self._untracked_moved = rules, False
-        unverified = self._unverified
+        unverified = private.unverified
 
         def verified() -> None:
             if verify:  # only once the re-hashed entries are on disk
@@ -461,20 +310,6 @@ class Scanner:
     def _submodules(self) -> list[str]:
         return [] if self.ws.shadow else self.user_index.submodules()
 
-    def _untrusted(
-        self, index: pygit2.Index, from_file: tuple[int | None, list[str] | None] | None
-    ) -> list[str]:
-        """Seeded entries to hash again, raw (see seedcheck.py)."""
-        return untrusted_entries(
-            self.ws.repo, index, self._index_path, self.ws.root, self._common(), from_file
-        )
-
-    def _untrusted_in_file(self) -> tuple[int | None, list[str] | None]:
-        return untrusted_in_file(self.ws.repo, self._index_path, self.ws.root, self._common())
-
-    def _common(self) -> Path | None:
-        return None if self.ws.shadow else self.ws.lock_path.parent.parent
-
     def _note_special(self, path: str, skipped: dict[str, Skipped]) -> None:
         """Reports `path` when a FIFO, socket or device stands there (never opening it)."""
         try:
@@ -496,11 +331,13 @@ class Scanner:
         """
         tracked_before = self._tracked_before_reload()
         user_index_changed = self.user_index.refresh()
-        index = self._private_index()
-        if self._tree is None or (user_index_changed and not self._tracks_the_same(tracked_before)):
+        index = self.private.load()
+        if self.private.tree is None or (
+            user_index_changed and not self._tracks_the_same(tracked_before)
+        ):
             # Who tracks what changed (git add, rm --cached): re-check every untracked verdict.
             return self._capture(settings, None, None)
-        last, self._tree = self._tree, None  # unknown again until this capture succeeds
+        last, self.private.tree = self.private.tree, None  # unknown until this one succeeds
         policy = self._policy(settings)
         root = str(self.ws.root)
         skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
@@ -551,8 +388,8 @@ class Scanner:
             add_with_stat(index, path, oid, entry.mode, st)
             changes[path] = entry
         tree = tree_with(self.ws.repo, self.ws.repo[last], changes)
-        self._anchor(tree)
-        self._tree = tree
+        self.private.anchor(tree)
+        self.private.tree = tree
         # The index file is rewritten by the next full scan: the anchor already keeps
         # everything this in-memory index names, and a stale file is simply reseeded.
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
@@ -580,9 +417,7 @@ class Scanner:
 
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
-        self._cache_writer.settle()
-        if self._index is not None:
-            self._index.write()
+        self.private.save()
 
     def capture_paths(
         self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
@@ -637,10 +472,3 @@ class Scanner:
             oid = hash_or_gone(self.ws.repo, full, st)
             changes[path] = Entry(str(oid), file_mode(st)) if oid is not None else None
         return changes, list(skipped.values())
-
-    def _written_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
-        """The index's tree as it stands (libgit2 writes it whole), None if it cannot."""
-        try:
-            return index.write_tree(self.ws.repo)
-        except pygit2.GitError:
-            return None

@@ -58,7 +58,7 @@ class TreeWatch:
         # needs it, to know if it holds tracked files, and the walk skips those until
         # it is loaded, then asks again.
         finish_loading = user_index.start_refresh()
-        self.scanner.root.preload()  # the first capture's index, loaded beside the walk too
+        self.scanner.root.private.preload()  # the first capture's index, loaded beside the walk too
         self._user_index_loading = True
         self._candidates = self._new_candidates()
         watcher = None

@@ -1,0 +1,218 @@
+"""The scanner's private index: its stat cache as a file, and that file's life.
+
+The file is seeded from the user's index (so a first capture starts warm), loaded on a
+pool thread (libgit2 releases the GIL: ~100 ms of C on linux's tree) or preloaded before
+the first capture by a watching process, and anchored by a commit under `refs/turnback/`
+so that git gc keeps every object it names. A seeded index's entries that may not be the
+bytes on disk are checked from the file's bytes while it loads (seedcheck.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from concurrent.futures import Future, wait
+from pathlib import Path
+
+import pygit2
+
+from ..core.gitrefs import set_ref
+from ..core.locking import repository_lock
+from ..core.pygit2_internals import attach_repository
+from ..core.repository import WorkspaceRepo
+from ..errors import TurnbackError
+from .cachewrite import CacheWriter
+from .seedcheck import untrusted_entries, untrusted_in_file
+from .userindex import UserIndex, refuse_sparse_index
+from .workdir_scan import executor
+
+_Stamp = tuple[int, int, int, int]
+#: The seeded entries to hash again as read from the file: (entry count, paths), or
+#: None for a part the file could not tell (seedcheck.py).
+SeedCheck = tuple[int | None, list[str] | None]
+
+
+def _file_stamp(path: Path) -> _Stamp | None:
+    """Changes whenever the file is written again (git and libgit2 write a new inode)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def _read_index(path: Path) -> pygit2.Index | None:
+    """An index file on its own (no repository: safe on another thread), None if absent."""
+    return pygit2.Index(str(path)) if path.exists() else None
+
+
+class PrivateIndex:
+    """One repository's private index: loaded, seeded, preloaded and anchored."""
+
+    def __init__(self, ws: WorkspaceRepo, user_index: UserIndex, cache_writer: CacheWriter):
+        self.ws = ws
+        self.path = ws.state_dir / "index"
+        #: Anchors the private index's tree: it names blobs no timeline may reference yet.
+        self.anchor_ref = f"{ws.ref_prefix}/index"
+        #: The index in memory, once loaded; None to load it from its file again.
+        self.index: pygit2.Index | None = None
+        #: The tree of the index as last written, for path-wise updates.
+        self.tree: pygit2.Oid | None = None
+        #: The index is a fresh copy of the user's (or empty): nothing in it is untracked,
+        #: so there is nothing for new ignore rules to drop.
+        self.seeded = False
+        #: The seed's untrusted entries, read from its bytes while it loads.
+        self.seed_check: SeedCheck | None = None
+        #: Present from seeding until a full capture has hashed the untrusted seeded
+        #: entries again (seedcheck.py), so a capture that fails first still does it.
+        self.unverified = ws.state_dir / "index.unverified"
+        #: The file as `preload` found it, and its load.
+        self._preloaded: tuple[_Stamp | None, Future[pygit2.Index | None]] | None = None
+        self._user_index = user_index
+        self._cache_writer = cache_writer
+
+    def load(
+        self, user_index_too: bool = False, meanwhile: Callable[[], None] | None = None
+    ) -> pygit2.Index:
+        """The index, loaded from its file if need be; with `user_index_too`, the user's
+        is refreshed meanwhile (each load is ~40 ms of C at 100k entries), and so is
+        `meanwhile` called."""
+        if self.index is not None:
+            if user_index_too:
+                self._user_index.refresh()
+            if meanwhile is not None:
+                meanwhile()
+            return self.index
+        self._prepare_file()
+        loading = self.take_preloaded() or executor().submit(_read_index, self.path)
+        try:
+            if user_index_too:
+                self._user_index.refresh()
+            if meanwhile is not None:
+                meanwhile()
+        except BaseException:
+            wait([loading])  # the load must not outlive this capture's error
+            raise
+        index = loading.result()
+        if index is not None:
+            index = self._adopt(index)
+            if not self.seeded:
+                self.tree = self._anchored_tree(index)
+                if self.tree is None:
+                    index = None  # it may name objects that git gc has since deleted
+        if index is None:
+            self.reseed()
+            index = self._adopt(pygit2.Index(str(self.path)))
+        self.index = index
+        return index
+
+    def _prepare_file(self) -> None:
+        self.ws.state_dir.mkdir(parents=True, exist_ok=True)
+        if not self.ws.shadow:
+            refuse_sparse_index(self.ws.repo)  # before a seed copies it
+        if not self.path.exists():
+            self.reseed()
+
+    def preload(self) -> None:
+        """Starts loading the index, seeding it first if need be, for the next capture:
+        a server calls it as it sets its watch up, so that its first capture finds the
+        index loaded and the seed checked. Skipped while the repository's lock is held
+        (never waited for: a capture holds it before the engine's lock, which the caller
+        holds)."""
+        if self.index is not None or self._preloaded is not None:
+            return
+        try:
+            with repository_lock(self.ws.lock_path, timeout=0):
+                self._prepare_file()
+                stamp = _file_stamp(self.path)
+                loading = executor().submit(_read_index, self.path)
+                self._preloaded = (stamp, loading)
+                if self.seeded:  # while it loads, from the same bytes
+                    self.seed_check = self.untrusted_in_file()
+        except (TurnbackError, OSError):
+            return  # the capture prepares the file itself, and says what failed
+
+    def will_load(self) -> bool:
+        """Whether `load` will read the file: not loaded, and no preload or a stale one."""
+        if self.index is not None:
+            return False
+        return self._preloaded is None or _file_stamp(self.path) != self._preloaded[0]
+
+    def take_preloaded(self) -> Future[pygit2.Index | None] | None:
+        """The preloaded index's load, if the file is still the one it read."""
+        preloaded, self._preloaded = self._preloaded, None
+        if preloaded is None:
+            return None
+        stamp, loading = preloaded
+        if stamp is not None and _file_stamp(self.path) == stamp:
+            return loading
+        # Another process wrote the file since: it is neither what was read nor a seed.
+        self.seeded, self.seed_check = False, None
+        return None
+
+    def _adopt(self, index: pygit2.Index) -> pygit2.Index:
+        """Attaches a loaded index to the repository and drops any conflicts."""
+        attach_repository(index, self.ws.repo)
+        if index.conflicts is not None:
+            for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
+                del index.conflicts[path]
+        return index
+
+    def reseed(self) -> None:
+        """Starts the index again from the user's (its stat cache), or empty."""
+        self._cache_writer.settle()
+        self.index = None
+        self.tree = None
+        self.path.unlink(missing_ok=True)
+        self.seeded = True
+        self.seed_check, self._preloaded = None, None
+        self.unverified.touch()
+        user = self.ws.user_index_path
+        if user is not None and user.exists():
+            shutil.copyfile(user, self.path)
+        else:
+            pygit2.Index(str(self.path)).write()
+
+    def _anchored_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
+        """This index's tree when the anchor ref holds it, so gc kept all it names."""
+        ref = self.ws.repo.references.get(self.anchor_ref)
+        if ref is None:
+            return None
+        try:
+            anchored = self.ws.repo[ref.target].tree_id
+        except (pygit2.GitError, KeyError, ValueError):
+            return None
+        tree = self.written_tree(index)
+        return tree if tree == anchored else None
+
+    def anchor(self, tree: pygit2.Oid) -> None:
+        """Keeps everything the index names reachable, before the index is saved."""
+        sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
+        commit = self.ws.repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
+        set_ref(self.ws.repo, self.anchor_ref, commit, "scan cache anchor")
+
+    def written_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
+        """The index's tree as it stands (libgit2 writes it whole), None if it cannot."""
+        try:
+            return index.write_tree(self.ws.repo)
+        except pygit2.GitError:
+            return None
+
+    def untrusted(self, index: pygit2.Index, from_file: SeedCheck | None) -> list[str]:
+        """Seeded entries to hash again, raw (see seedcheck.py)."""
+        return untrusted_entries(
+            self.ws.repo, index, self.path, self.ws.root, self._common(), from_file
+        )
+
+    def untrusted_in_file(self) -> SeedCheck:
+        return untrusted_in_file(self.ws.repo, self.path, self.ws.root, self._common())
+
+    def _common(self) -> Path | None:
+        return None if self.ws.shadow else self.ws.lock_path.parent.parent
+
+    def save(self) -> None:
+        """Writes the in-memory index to its file, so the next process starts warm."""
+        self._cache_writer.settle()
+        if self.index is not None:
+            self.index.write()
