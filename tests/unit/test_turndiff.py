@@ -26,6 +26,14 @@ def bare(tmp_path_factory) -> pygit2.Repository:
     return pygit2.init_repository(str(tmp_path_factory.mktemp("turns")), bare=True)
 
 
+@pytest.fixture(scope="module", params=["true", "copies", "false"])
+def renames(request, tmp_path_factory) -> pygit2.Repository:
+    """A repository whose `diff.renames` finds renames, renames and copies, or neither."""
+    repo = pygit2.init_repository(str(tmp_path_factory.mktemp("renames")), bare=True)
+    repo.config["diff.renames"] = request.param
+    return repo
+
+
 def _tree(repo: pygit2.Repository, files: dict[str, tuple[int, int]]) -> pygit2.Tree:
     """A tree of `files` (path: content, mode); a path below a file is left out."""
     kept = {p: v for p, v in files.items() if not any(p.startswith(q + "/") for q in files)}
@@ -50,13 +58,13 @@ in_place = st.dictionaries(
 )
 
 
-# Ensures any pair of trees (renames, type changes, submodules, files becoming
-# directories, odd names) gives libgit2's deltas, in its order.
-@settings(max_examples=300, deadline=None)
+# Ensures any pair of trees (renames, copies, type changes, submodules, files becoming
+# directories, odd names) gives libgit2's deltas, in its order, whatever `diff.renames` says.
+@settings(max_examples=200, deadline=None)
 @given(before=files, after=files)
-def test_deltas_match_libgit2(bare, before, after):
-    old, new = _tree(bare, before), _tree(bare, after)
-    assert turn_deltas(bare, old, new) == libgit2_deltas(bare, old, new)
+def test_deltas_match_libgit2(renames, before, after):
+    old, new = _tree(renames, before), _tree(renames, after)
+    assert turn_deltas(renames, old, new) == libgit2_deltas(renames, old, new)
 
 
 # Ensures edits in place, the fast path's shape, give libgit2's deltas and order.
@@ -78,23 +86,41 @@ def test_first_turn_adds_everything(bare):
     ]
 
 
-# Ensures an edit in place never reads a subtree both sides share (its object is gone
-# here; libgit2's diff reads every tree and fails), and still diffs the edited file.
-def test_edit_in_place_skips_shared_subtrees(tmp_path: Path):
+# Ensures a turn that edits one file and adds another never reads a subtree both sides
+# share (its object is gone here; libgit2's diff reads every tree and fails), and still
+# diffs both files.
+def test_edits_and_additions_skip_shared_subtrees(tmp_path: Path):
     repo = pygit2.init_repository(str(tmp_path), bare=True)
     shared = {f"big/{n}": (n, FileMode.BLOB) for n in range(5)}
     old = _tree(repo, {**shared, "top": (1, FileMode.BLOB)})
-    new = _tree(repo, {**shared, "top": (2, FileMode.BLOB)})
+    new = _tree(repo, {**shared, "top": (2, FileMode.BLOB), "new/file": (0, FileMode.BLOB)})
     big = old["big"].id
     os.remove(tmp_path / "objects" / str(big)[:2] / str(big)[2:])
     repo = pygit2.Repository(str(tmp_path))  # no cached copy of the subtree
     old, new = repo[old.id], repo[new.id]
-    [diffed] = diff_trees(repo, old, new, None, 3)
-    assert (diffed.path, diffed.status, diffed.additions, diffed.deletions) == (
-        "top",
-        "modified",
-        1,
-        1,
-    )
+    diffed = diff_trees(repo, old, new, None, 3)
+    assert [(d.path, d.status, d.additions, d.deletions) for d in diffed] == [
+        ("new/file", "added", 21, 0),
+        ("top", "modified", 1, 1),
+    ]
     with pytest.raises((KeyError, pygit2.GitError)):
         libgit2_deltas(repo, old, new)
+
+
+# Ensures a file added beside the edited file it copies is a copy of it when
+# `diff.renames = copies` (libgit2 pairs them), and an addition otherwise.
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ("true", [("modified", "a", "a"), ("added", "b", "b")]),
+        ("copies", [("modified", "a", "a"), ("modified", "a", "b")]),
+    ],
+)
+def test_an_added_copy_follows_the_config(tmp_path: Path, rule: str, expected: list):
+    repo = pygit2.init_repository(str(tmp_path), bare=True)
+    repo.config["diff.renames"] = rule
+    old = _tree(repo, {"a": (0, FileMode.BLOB)})
+    new = _tree(repo, {"a": (1, FileMode.BLOB), "b": (0, FileMode.BLOB)})
+    deltas = turn_deltas(repo, old, new)
+    assert [(d.status, d.old_path, d.new_path) for d in deltas] == expected
+    assert deltas == libgit2_deltas(repo, old, new)

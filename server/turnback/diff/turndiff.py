@@ -76,45 +76,66 @@ class Delta(NamedTuple):
     new_mode: int
 
 
-#: Mode pairs libgit2 reports as one modified file (any other change of kind, a file
-#: becoming a symlink say, is a deletion and an addition).
-_IN_PLACE = {
-    (b"100644", b"100644"),
-    (b"100644", b"100755"),
-    (b"100755", b"100644"),
-    (b"100755", b"100755"),
-    (b"120000", b"120000"),
-}
+#: Modes of the files the walk reports itself: regular, executable, symlink.
+_FILE_MODES = {b"100644", b"100755", b"120000"}
+_REGULAR = {b"100644", b"100755"}
+#: The id and mode libgit2 gives the side a file is absent from.
+_NO_ID = pygit2.Oid(raw=bytes(20))
 
 
 def turn_deltas(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> list[Delta]:
     """The files changed between two trees, in libgit2's order and with its statuses.
 
-    A turn that only edited files in place (the common one) is read from the subtrees
-    that differ: libgit2's diff reads every tree of both sides, 20-60 ms at 100k files in
-    a server whose object cache is bounded. Anything else (a file added, deleted or
-    changed in kind, a name that is not UTF-8, a submodule) may hold a rename or a
-    type change, so it goes to libgit2 and its rename detection.
+    A turn that edited, added or deleted a few files (the common one) is read from the
+    subtrees that differ: libgit2's diff reads every tree of both sides, 20-60 ms at 100k
+    files in a server whose object cache is bounded. A turn that may hold a rename (files
+    both added and deleted, or added where the config finds copies), a change of kind,
+    a submodule or a name that is not UTF-8 goes to libgit2 and its rename detection.
     """
     changes = treeops.changed_entries(repo, old, new) if old is not None else None
-    if changes is not None and all(
-        was is not None and now is not None and (was[0], now[0]) in _IN_PLACE and _utf8(path)
-        for path, (was, now) in changes.items()
-    ):
-        return [
-            Delta(
-                "modified",
-                path,
-                path,
-                pygit2.Oid(raw=was[1]),
-                int(was[0], 8),
-                pygit2.Oid(raw=now[1]),
-                int(now[0], 8),
-            )
-            for path, (was, now) in sorted(changes.items())
-            if was is not None and now is not None
-        ]
+    if changes is not None:
+        deltas = [_walked_delta(path, was, now) for path, (was, now) in sorted(changes.items())]
+        statuses = {delta.status for delta in deltas if delta is not None}
+        paired = {"added", "deleted"} <= statuses or ("added" in statuses and _finds_copies(repo))
+        if None not in deltas and not paired:
+            return deltas  # type: ignore[return-value]
     return libgit2_deltas(repo, old, new)
+
+
+def _walked_delta(path: str, was: treeops.Side, now: treeops.Side) -> Delta | None:
+    """What libgit2 reports for one changed path, when it is a file edited in place,
+    added or deleted; None for anything else."""
+    if not _utf8(path) or any(
+        side is not None and side[0] not in _FILE_MODES for side in (was, now)
+    ):
+        return None
+    if was is not None and now is not None:
+        if was[0] != now[0] and not (was[0] in _REGULAR and now[0] in _REGULAR):
+            return None  # a file become a symlink or back: libgit2 deletes and adds it
+        return Delta(
+            "modified",
+            path,
+            path,
+            pygit2.Oid(raw=was[1]),
+            int(was[0], 8),
+            pygit2.Oid(raw=now[1]),
+            int(now[0], 8),
+        )
+    if now is not None:
+        return Delta("added", path, path, _NO_ID, 0, pygit2.Oid(raw=now[1]), int(now[0], 8))
+    if was is not None:
+        return Delta("deleted", path, path, pygit2.Oid(raw=was[1]), int(was[0], 8), _NO_ID, 0)
+    return None
+
+
+def _finds_copies(repo: pygit2.Repository) -> bool:
+    """Whether `find_similar` looks for copies too (`diff.renames = copies`), which pairs an
+    added file with an edited one."""
+    try:
+        rule = repo.config["diff.renames"]
+    except (KeyError, pygit2.GitError):
+        return False
+    return str(rule).lower() in ("copy", "copies")
 
 
 def libgit2_deltas(
