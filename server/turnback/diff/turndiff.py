@@ -1,8 +1,9 @@
 """What a turn changed, file by file: the diff result's files and one side's content.
 
-Tree-to-tree diffs come from libgit2 (with rename detection); the line diffs
-are computed in memory with difflib, bounded so a huge file cannot stall the
-server.
+Which files changed comes from the subtrees that differ (treeops.py), or from
+libgit2's diff with rename detection when a rename or copy may be among them; the
+line diffs are computed in memory with difflib, bounded so a huge file cannot
+stall the server.
 """
 
 from __future__ import annotations
@@ -173,11 +174,9 @@ def changed_files(
 ) -> list[ChangedFile]:
     """The files a turn changed, without their line diffs: cheap enough for every turn."""
     out = []
-    for delta in turn_deltas(repo, old, new):
-        path = delta.old_path if delta.status == "deleted" else delta.new_path
-        out.append(
-            ChangedFile(path, delta.old_path if delta.status == "renamed" else None, delta.status)
-        )
+    for status, old_path, new_path, *_ in turn_deltas(repo, old, new):
+        path = old_path if status == "deleted" else new_path
+        out.append(ChangedFile(path, old_path if status == "renamed" else None, status))
     return out
 
 
