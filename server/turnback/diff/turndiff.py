@@ -17,6 +17,7 @@ from pygit2.enums import DeltaStatus, FileMode
 
 from ..core import treeops
 from ..core.fileuri import to_fs_path
+from ..core.gitpaths import is_utf8
 from ..errors import InvalidParams
 from ..results import ChangedFile, FileContent, FileDiff
 from .textdiff import DiffLimits, diff_file, is_binary
@@ -106,7 +107,7 @@ def turn_deltas(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tr
 def _walked_delta(path: str, was: treeops.Side, now: treeops.Side) -> Delta | None:
     """What libgit2 reports for one changed path, when it is a file edited in place,
     added or deleted; None for anything else."""
-    if not _utf8(path) or any(
+    if not is_utf8(path) or any(
         side is not None and side[0] not in _FILE_MODES for side in (was, now)
     ):
         return None
@@ -159,14 +160,6 @@ def libgit2_deltas(
             )
         )
     return deltas
-
-
-def _utf8(path: str) -> bool:
-    try:
-        path.encode()
-    except UnicodeEncodeError:  # a name that is not UTF-8, kept as surrogates
-        return False
-    return True
 
 
 def changed_files(

@@ -23,14 +23,11 @@ from ..core.pygit2_internals import attach_repository
 from ..core.repository import WorkspaceRepo
 from ..errors import TurnbackError
 from .cachewrite import CacheWriter
-from .seedcheck import untrusted_entries, untrusted_in_file
+from .seedcheck import SeedCheck, untrusted_entries, untrusted_in_file
 from .userindex import UserIndex, refuse_sparse_index
 from .workdir_scan import executor
 
 _Stamp = tuple[int, int, int, int]
-#: The seeded entries to hash again as read from the file: (entry count, paths), or
-#: None for a part the file could not tell (seedcheck.py).
-SeedCheck = tuple[int | None, list[str] | None]
 
 
 def _file_stamp(path: Path) -> _Stamp | None:

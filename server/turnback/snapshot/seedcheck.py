@@ -68,9 +68,14 @@ def _autocrlf(repo: pygit2.Repository) -> bool:
     return value not in ("false", "no", "off", "0", "")
 
 
+#: The seeded entries to hash again as read from an index file: its entry count, and the
+#: paths (None for a part the file could not tell).
+SeedCheck = tuple[int | None, list[str] | None]
+
+
 def untrusted_in_file(
     repo: pygit2.Repository, index_file: Path, root: Path, common_dir: Path | None
-) -> tuple[int | None, list[str] | None]:
+) -> SeedCheck:
     """The entry count `index_file` declares, and its untrusted paths read from its bytes
     (core/indexfile.py), None for a layout indexfile does not read. It needs no loaded
     index, so it can run while libgit2 loads one (with the GIL released)."""
@@ -93,7 +98,7 @@ def untrusted_entries(
     index_file: Path,
     root: Path,
     common_dir: Path | None,
-    from_file: tuple[int | None, list[str] | None] | None = None,
+    from_file: SeedCheck | None = None,
 ) -> list[str]:
     """Paths (files, not submodules) whose seeded blob may differ from the file on disk.
 
