@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pygit2
@@ -11,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygit2.enums import FileMode
 
+from helpers.trees import drop_loose_object, tree_of
 from turnback.core import treeops
-from turnback.core.treeops import Entry, changed_paths, tree_with
+from turnback.core.treeops import changed_paths
 
 #: Files replacing directories ("a", "a/c"), directories replacing files ("top/q"), and a
 #: name that is not UTF-8.
@@ -23,18 +23,6 @@ MODES = [FileMode.BLOB, FileMode.BLOB_EXECUTABLE, FileMode.LINK, FileMode.COMMIT
 @pytest.fixture(scope="module")
 def bare(tmp_path_factory) -> pygit2.Repository:
     return pygit2.init_repository(str(tmp_path_factory.mktemp("trees")), bare=True)
-
-
-def _tree(repo: pygit2.Repository, files: dict[str, tuple[int, int]]) -> pygit2.Tree:
-    """A tree of `files` (path: content, mode); a path below a file is left out."""
-    kept = {p: v for p, v in files.items() if not any(p.startswith(q + "/") for q in files)}
-    entries: dict[str, Entry | None] = {}
-    for path, (content, mode) in kept.items():
-        oid = repo.create_blob(b"%d\n" % content)
-        if mode == FileMode.COMMIT:  # a submodule's commit needs no object here
-            oid = pygit2.Oid(hex=("%x" % (content + 1)).rjust(40, "0"))
-        entries[path] = Entry(str(oid), mode)
-    return repo[tree_with(repo, None, entries)]
 
 
 def _libgit2_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
@@ -52,13 +40,13 @@ files = st.dictionaries(
 @settings(max_examples=300, deadline=None)
 @given(before=files, after=files)
 def test_changed_paths_match_libgit2(bare, before, after):
-    old, new = _tree(bare, before), _tree(bare, after)
+    old, new = tree_of(bare, before), tree_of(bare, after)
     assert changed_paths(bare, old, new) == _libgit2_paths(bare, old, new)
 
 
 # Ensures one missing side means every file of the other side.
 def test_changed_paths_against_nothing(bare):
-    tree = _tree(bare, {"a/x": (1, FileMode.BLOB), "top": (2, FileMode.BLOB)})
+    tree = tree_of(bare, {"a/x": (1, FileMode.BLOB), "top": (2, FileMode.BLOB)})
     assert changed_paths(bare, None, tree) == {"a/x", "top"}
     assert changed_paths(bare, tree, None) == {"a/x", "top"}
     assert changed_paths(bare, None, None) == set()
@@ -69,11 +57,9 @@ def test_changed_paths_against_nothing(bare):
 def test_shared_subtree_is_not_read(tmp_path: Path):
     repo = pygit2.init_repository(str(tmp_path), bare=True)
     shared = {f"big/{n}": (n, FileMode.BLOB) for n in range(5)}
-    old = _tree(repo, {**shared, "top": (1, FileMode.BLOB)})
-    new = _tree(repo, {**shared, "top": (2, FileMode.BLOB)})
-    big = old["big"].id
-    os.remove(tmp_path / "objects" / str(big)[:2] / str(big)[2:])
-    repo = pygit2.Repository(str(tmp_path))  # no cached copy of the subtree
+    old = tree_of(repo, {**shared, "top": (1, FileMode.BLOB)})
+    new = tree_of(repo, {**shared, "top": (2, FileMode.BLOB)})
+    repo = drop_loose_object(tmp_path, old["big"].id)
     old, new = repo[old.id], repo[new.id]
     assert changed_paths(repo, old, new) == {"top"}
     with pytest.raises((KeyError, pygit2.GitError)):
@@ -85,7 +71,7 @@ def test_shared_subtree_is_not_read(tmp_path: Path):
 def test_many_changed_directories_fall_back_to_libgit2(bare, monkeypatch):
     before = {f"d{n}/sub/f": (0, FileMode.BLOB) for n in range(6)}
     after = {f"d{n}/sub/f": (1, FileMode.BLOB) for n in range(6)} | {"new/x": (0, FileMode.LINK)}
-    old, new = _tree(bare, before), _tree(bare, after)
+    old, new = tree_of(bare, before), tree_of(bare, after)
     expected = {f"d{n}/sub/f" for n in range(6)} | {"new/x"}
     diffed, libgit2 = [], treeops._diffed_paths
     monkeypatch.setattr(treeops, "_diffed_paths", lambda *a: diffed.append(a) or libgit2(*a))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pygit2
@@ -11,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygit2.enums import FileMode
 
-from turnback.core.treeops import Entry, tree_with
+from helpers.trees import drop_loose_object, tree_of
 from turnback.diff.turndiff import changed_files, diff_trees, libgit2_deltas, turn_deltas
 
 #: Names whose full paths sort apart from their directories ("a.c" < "a/x" < "a0", as
@@ -35,16 +34,8 @@ def renames(request, tmp_path_factory) -> pygit2.Repository:
 
 
 def _tree(repo: pygit2.Repository, files: dict[str, tuple[int, int]]) -> pygit2.Tree:
-    """A tree of `files` (path: content, mode); a path below a file is left out."""
-    kept = {p: v for p, v in files.items() if not any(p.startswith(q + "/") for q in files)}
-    entries: dict[str, Entry | None] = {}
-    for path, (content, mode) in kept.items():
-        # Contents long enough for rename detection to pair a deleted file with an added one.
-        oid = repo.create_blob(b"line\n" * 20 + b"%d\n" % content)
-        if mode == FileMode.COMMIT:  # a submodule's commit needs no object here
-            oid = pygit2.Oid(hex=("%x" % (content + 1)).rjust(40, "0"))
-        entries[path] = Entry(str(oid), mode)
-    return repo[tree_with(repo, None, entries)]
+    # Contents long enough for rename detection to pair a deleted file with an added one.
+    return tree_of(repo, files, lambda n: b"line\n" * 20 + b"%d\n" % n)
 
 
 files = st.dictionaries(
@@ -94,9 +85,7 @@ def test_edits_and_additions_skip_shared_subtrees(tmp_path: Path):
     shared = {f"big/{n}": (n, FileMode.BLOB) for n in range(5)}
     old = _tree(repo, {**shared, "top": (1, FileMode.BLOB)})
     new = _tree(repo, {**shared, "top": (2, FileMode.BLOB), "new/file": (0, FileMode.BLOB)})
-    big = old["big"].id
-    os.remove(tmp_path / "objects" / str(big)[:2] / str(big)[2:])
-    repo = pygit2.Repository(str(tmp_path))  # no cached copy of the subtree
+    repo = drop_loose_object(tmp_path, old["big"].id)
     old, new = repo[old.id], repo[new.id]
     diffed = diff_trees(repo, old, new, None, 3)
     assert [(d.path, d.status, d.additions, d.deletions) for d in diffed] == [
