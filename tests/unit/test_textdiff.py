@@ -174,6 +174,17 @@ def test_oversized_is_truncated_quickly() -> None:
     assert diff_file("f", b"a\n", b"b\n", limits=DiffLimits(max_bytes=1)).status == "modified"
 
 
+# Proves the line limit counts `count("\\n") + 1` lines: a final newline starts one more.
+def test_line_limit_counts_the_line_after_a_final_newline() -> None:
+    limits = DiffLimits(max_lines=3)
+    assert not diff_file("f", None, b"1\n2\n3", limits=limits).truncated
+    assert not diff_file("f", None, b"1\n2\n", limits=limits).truncated
+    assert diff_file("f", None, b"1\n2\n3\n", limits=limits).truncated
+    assert diff_file("f", b"1\n2\n3\n", b"", limits=limits).truncated
+    assert not diff_file("f", b"", b"1\n2", limits=DiffLimits(max_lines=2)).truncated
+    assert diff_file("f", b"", b"", limits=DiffLimits(max_lines=0)).truncated  # "" is one line
+
+
 # Ensures the wire shape: camelCase keys, null oldPath, "truncated" omitted when false.
 def test_wire_shape() -> None:
     j = file_diff(diff_file("f.txt", b"a\n", b"b\n"))

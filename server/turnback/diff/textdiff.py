@@ -67,9 +67,10 @@ def _split_lines(data: bytes) -> list[bytes]:
     return io.BytesIO(data).readlines()
 
 
-def _too_big(data: bytes, limits: DiffLimits) -> bool:
-    """Cheap size check (C-level count) done before any line splitting or matching."""
-    return len(data) > limits.max_bytes or data.count(b"\n") + 1 > limits.max_lines
+def _too_long(data: bytes, lines: list[bytes], limits: DiffLimits) -> bool:
+    """More lines than the limit, counted as `data.count(b"\\n") + 1` (a final newline
+    starts one more, empty line) from the split the diff needs anyway."""
+    return len(lines) + (not data or data.endswith(b"\n")) > limits.max_lines
 
 
 def _range(start: int, count: int) -> str:
@@ -294,9 +295,13 @@ def diff_file(
 
     if is_binary(a) or is_binary(b):
         return empty(binary=True)
-    if _too_big(a, limits) or _too_big(b, limits):
+    # Bytes first: no split of a side over the byte limit, so the lines stay bounded too.
+    if len(a) > limits.max_bytes or len(b) > limits.max_bytes:
         return empty(truncated=True)
-    hunks, body, additions, deletions = _hunks(_split_lines(a), _split_lines(b), context)
+    a_lines, b_lines = _split_lines(a), _split_lines(b)
+    if _too_long(a, a_lines, limits) or _too_long(b, b_lines, limits):
+        return empty(truncated=True)
+    hunks, body, additions, deletions = _hunks(a_lines, b_lines, context)
     text = ""
     if hunks:
         old_name = "/dev/null" if old is None else f"a/{old_path or path}"
