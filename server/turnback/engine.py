@@ -287,7 +287,7 @@ class Engine:
     def sessions_state(self) -> dict[str, str]:
         """Session → last update time, to notice changes made by any process."""
         with self._locked():
-            return {t.session: t.updated_at for t in self.store.all()}
+            return {h["session"]: h.get("updatedAt", "") for h in self.store.headers()}
 
     # ---- list / diff / prune -------------------------------------------------------------
 

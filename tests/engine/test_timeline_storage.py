@@ -93,3 +93,21 @@ def test_timeline_ref_reaches_exactly_the_kept_turns_snapshots(repo: Path):
     reachable = set(git(repo, "rev-list", "refs/turnback/main/sessions/default").split())
     assert {c for t in kept for c in t.commits()} <= reachable
     assert not {c for t in old for c in t.commits()} & reachable
+
+
+# The default session is the one captured into last, and sessions_state names every
+# session with its update time, from the headers alone, in format 2 and in format 1.
+def test_default_session_and_sessions_state_come_from_the_headers(repo: Path):
+    engine = Engine(str(repo))
+    engine.capture(session="a", label="a1")
+    engine.capture(session="b", label="b1")
+    assert engine.store.default_session() == "b"
+    engine.capture(session="a", label="a2")
+    assert engine.store.default_session() == "a"
+
+    timelines = {t.session: t for t in engine.store.all()}
+    assert engine.sessions_state() == {s: t.updated_at for s, t in timelines.items()}
+    _write_format_1(engine, timelines["a"])
+    legacy = Engine(str(repo))
+    assert legacy.store.default_session() == "a"
+    assert legacy.sessions_state() == engine.sessions_state()

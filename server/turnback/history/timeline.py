@@ -253,21 +253,44 @@ class TimelineStore:
             del self._layouts[next(iter(self._layouts))]
 
     def all(self) -> list[Timeline]:
+        """Every session's timeline that reads back (one that does not is left out)."""
+        out = []
+        for target in self._targets():
+            try:
+                out.append(self._read(target))
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+        return out
+
+    def headers(self) -> list[dict[str, Any]]:
+        """Each session's header (its name and times): what choosing a session and noticing
+        changes need, in a time that does not grow with the sessions' turns."""
+        out = []
+        for target in self._targets():
+            try:
+                header = timeline_objects.read_header(self.repo, self.repo[target])
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+            if isinstance(header, dict) and isinstance(header.get("session"), str):
+                out.append(header)
+        return out
+
+    def _targets(self) -> list[pygit2.Oid]:
         out = []
         for name in self.repo.references:
             if name.startswith(self.sessions_prefix):
                 try:
-                    out.append(self._read(self.repo.references[name].target))
+                    out.append(self.repo.references[name].target)
                 except (KeyError, ValueError, pygit2.GitError):
                     continue
         return out
 
     def default_session(self) -> str:
         """The session most recently captured into in this work tree, by any process."""
-        timelines = [t for t in self.all() if t.last_capture_at]
-        if not timelines:
+        captured = [h for h in self.headers() if h.get("lastCaptureAt")]
+        if not captured:
             return DEFAULT_SESSION
-        return max(timelines, key=lambda t: t.last_capture_at).session
+        return max(captured, key=lambda h: h["lastCaptureAt"])["session"]
 
     def save(self, timeline: Timeline) -> None:
         self.commit(timeline.session, self.prepare(timeline))

@@ -87,6 +87,12 @@ def read(
     return data, layout
 
 
+def read_header(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, Any]:
+    """The header alone, without reading a turn (format 1: the whole JSON, turns included)."""
+    tree = commit.tree
+    return json.loads(repo[tree[HEADER if HEADER in tree else LEGACY].id].data)
+
+
 @dataclass
 class _Node:
     """A bucket or group being written: its entries and the commits it keeps alive."""
