@@ -111,3 +111,7 @@ def test_default_session_and_sessions_state_come_from_the_headers(repo: Path):
     legacy = Engine(str(repo))
     assert legacy.store.default_session() == "a"
     assert legacy.sessions_state() == engine.sessions_state()
+
+    odd = Timeline.from_json({"session": "odd", "lastCaptureAt": 5, "updatedAt": "z"})
+    _write_format_1(engine, odd)  # a header a hand or a bug wrote: not a time, not chosen
+    assert Engine(str(repo)).store.default_session() == "a"

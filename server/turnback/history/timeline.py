@@ -287,7 +287,7 @@ class TimelineStore:
 
     def default_session(self) -> str:
         """The session most recently captured into in this work tree, by any process."""
-        captured = [h for h in self.headers() if h.get("lastCaptureAt")]
+        captured = [h for h in self.headers() if _nonempty_str(h.get("lastCaptureAt"))]
         if not captured:
             return DEFAULT_SESSION
         return max(captured, key=lambda h: h["lastCaptureAt"])["session"]
@@ -336,3 +336,7 @@ class TimelineStore:
             return os.stat(self.generation_path).st_mtime_ns
         except OSError:
             return 0
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)

@@ -62,6 +62,12 @@ def turn_bytes(record: Any) -> bytes:
 _FIELDS: dict[type, list[str]] = {}
 
 
+def read_header(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, Any]:
+    """The header alone, without reading a turn (format 1: the whole JSON, turns included)."""
+    tree = commit.tree
+    return json.loads(repo[tree[HEADER if HEADER in tree else LEGACY].id].data)
+
+
 def read(
     repo: pygit2.Repository, commit: pygit2.Commit, known: Layout | None = None
 ) -> tuple[dict[str, Any], Layout | None]:
@@ -71,9 +77,9 @@ def read(
     then not read again.
     """
     tree = commit.tree
+    data = read_header(repo, commit)
     if HEADER not in tree:
-        return json.loads(repo[tree[LEGACY].id].data), None
-    data: dict[str, Any] = json.loads(repo[tree[HEADER].id].data)
+        return data, None
     layout = known or Layout()
     if known is None and TURNS in tree:
         for group in repo[tree[TURNS].id]:
@@ -85,12 +91,6 @@ def read(
                     layout.turns[number] = (repo[blob.id].data, blob.id)
     data["turns"] = [json.loads(layout.turns[n][0]) for n in sorted(layout.turns)]
     return data, layout
-
-
-def read_header(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, Any]:
-    """The header alone, without reading a turn (format 1: the whole JSON, turns included)."""
-    tree = commit.tree
-    return json.loads(repo[tree[HEADER if HEADER in tree else LEGACY].id].data)
 
 
 @dataclass
