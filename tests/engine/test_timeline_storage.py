@@ -115,3 +115,10 @@ def test_default_session_and_sessions_state_come_from_the_headers(repo: Path):
     odd = Timeline.from_json({"session": "odd", "lastCaptureAt": 5, "updatedAt": "z"})
     _write_format_1(engine, odd)  # a header a hand or a bug wrote: not a time, not chosen
     assert Engine(str(repo)).store.default_session() == "a"
+
+    # b's one turn made unreadable: its header still names it, so no turn was read
+    turn = engine.repo.revparse_single(engine.store.ref_name("b") + ":turns/0/0/1.json")
+    (repo / ".git" / "objects" / str(turn.id)[:2] / str(turn.id)[2:]).unlink()
+    unread = Engine(str(repo))
+    assert "b" not in {t.session for t in unread.store.all()}
+    assert "b" in unread.sessions_state()
