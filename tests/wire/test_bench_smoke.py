@@ -74,6 +74,7 @@ def bench_env(scratch: Path, name: str) -> dict[str, str]:
         "BENCH_SIZE": str(SIZE),
         "BENCH_REPEAT": "1",
         "BENCH_COLD_REPEAT": "1",
+        "BENCH_DIFF_REPEAT": "1",
         "BENCH_GROWTH_TURNS": "2",
         "BENCH_DIRTY_MIB": "1",
     }
@@ -142,6 +143,12 @@ def test_run_writes_every_section(run_results: Path) -> None:
     assert all(figure["n"] >= 1 for figure in result["summary"].values())
     assert result["rows"] and result["targets"] and result["repository"]["tracked"] > SIZE
     assert "hookServedByDaemon" in result["notes"]
+    # Baseline (a) flushing what turnback flushes runs in the full-scan loop, and the
+    # full-scan target states the ratio against it.
+    assert "capture.engine_baseline_a_flushed.10" in result["summary"]
+    full_scan = next(t for t in result["targets"] if "full scan: Engine" in t["target"])
+    assert "(a) flushing what turnback flushes" in full_scan["note"]
+    assert result["summary"]["diff.lsp.50x2000"]["n"] == 1  # BENCH_DIFF_REPEAT, not 9
 
 
 def test_plot_draws_from_the_results(run_results: Path, scratch: Path) -> None:
