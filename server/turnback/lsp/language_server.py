@@ -1,0 +1,229 @@
+"""The server's state and how it runs a request: the workspace folders and their engines,
+the client's settings, the open documents, and errors mapped to protocol.md's codes.
+
+The handlers (server.py) read their params and hand `TurnbackServer.run` the engine work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..config import Settings, settings_from_json
+from ..core import memory
+from ..engine import Engine
+from ..errors import InvalidParams, NoWorkspace, TurnbackError
+from ..wire import error_code, error_data, to_wire
+from .params import Params
+from .progress import Progress
+from .protocol import TurnbackProtocol
+from .watcher import TimelineWatcher
+
+logger = logging.getLogger(__name__)
+
+_ERROR_CLASSES: dict[int, type[JsonRpcException]] = {}
+
+
+def to_rpc_error(error: TurnbackError) -> JsonRpcException:
+    """A pygls exception carrying the code, message and data wire.py maps the error to."""
+    code = error_code(error)
+    cls = _ERROR_CLASSES.setdefault(
+        code, type(f"TurnbackRpcError{abs(code)}", (JsonRpcException,), {"CODE": code})
+    )
+    return cls(message=error.message, data=error_data(error))
+
+
+class TurnbackServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("turnback", __version__, protocol_cls=TurnbackProtocol, max_workers=4)
+        self.settings = Settings()
+        self.engines: dict[str, Engine] = {}
+        self._engines_lock = threading.Lock()
+        #: Document versions as opened or last saved: a later version holds edits.
+        self.clean_versions: dict[str, int | None] = {}
+        self.watcher = TimelineWatcher(lambda: list(self.engines.values()), self.timeline_changed)
+
+    # ---- workspace and settings ----------------------------------------------------------
+
+    def folder_for(self, workspace: str | None) -> str:
+        if workspace is not None:
+            path = to_fs_path(workspace) if "://" in workspace else None
+            if not path or not Path(path).is_dir():
+                raise InvalidParams("workspace", f"must be the file URI of a folder: {workspace}")
+            return path
+        folders = list(self.workspace.folders.values())
+        if folders:
+            path = to_fs_path(folders[0].uri)
+            if path:
+                return path
+        if self.workspace.root_path:
+            return self.workspace.root_path
+        raise NoWorkspace("No workspace folder is open; pass 'workspace' (a folder URI)")
+
+    def engine_for_document(self, path: str) -> Engine:
+        """The engine of the workspace folder holding `path` (the deepest one)."""
+        holders = [
+            folder
+            for f in self.workspace.folders.values()
+            if (folder := to_fs_path(f.uri)) and Path(path).is_relative_to(folder)
+        ]
+        if not holders:
+            return self.engine_for(None)
+        return self.engine_for(from_fs_path(max(holders, key=len)))
+
+    def engine_for(self, workspace: str | None) -> Engine:
+        folder = str(Path(self.folder_for(workspace)).resolve())
+        with self._engines_lock:  # requests and `initialized` may ask at once
+            return self._engine(folder)
+
+    def _engine(self, folder: str) -> Engine:
+        engine = self.engines.get(folder)
+        if engine is None:
+            engine = Engine(folder, self.settings)
+            engine.enable_watcher()  # a long-lived server: captures look only at what changed
+            self.engines[folder] = engine
+            self.watcher.watch(engine)
+        return engine
+
+    def workspace_uri(self, engine: Engine) -> str:
+        return from_fs_path(str(engine.ws.root)) or str(engine.ws.root)
+
+    def apply_settings(self, data: Any) -> None:
+        if isinstance(data, dict) and isinstance(data.get("turnback"), dict):
+            data = data["turnback"]
+        self.settings, warnings = settings_from_json(data, self.settings)
+        for engine in self.engines.values():
+            engine.settings = self.settings
+        for warning in warnings:
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
+            )
+
+    async def fetch_configuration(self) -> None:
+        caps = self.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return
+        try:
+            result = await self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="turnback")])
+            )
+        except Exception as error:  # a client that cannot answer keeps the current settings
+            logger.warning("workspace/configuration failed: %s", error)
+            return
+        if result:
+            self.apply_settings(result[0])
+
+    def dirty_paths(self, engine: Engine) -> frozenset[str]:
+        """Open documents with unsaved edits: edited since opened or saved, and unlike disk.
+
+        A buffer that merely went stale (the agent rewrote the file and the editor did
+        not reload it) has no edits of the user's, so it is not dirty.
+        """
+        dirty = set()
+        root = engine.ws.root
+        for uri, document in list(self.workspace.text_documents.items()):
+            path = to_fs_path(uri)
+            if not path or not Path(path).is_relative_to(root):
+                continue
+            if self.clean_versions.get(uri) == document.version:
+                continue
+            try:
+                on_disk = Path(path).read_bytes()
+            except OSError:
+                on_disk = None
+            if on_disk != document.source.encode():
+                dirty.add(Path(path).relative_to(root).as_posix())
+        return frozenset(dirty)
+
+    # ---- telling the client ------------------------------------------------------------
+
+    def timeline_changed(self, engine: Engine, sessions: list[str]) -> None:
+        """One `snapshot/didChange` per changed session, then fresh code lenses."""
+        for session in sessions:
+            self.protocol.notify(
+                "snapshot/didChange", {"workspace": self.workspace_uri(engine), "session": session}
+            )
+        self.refresh_lenses()
+
+    def refresh_lenses(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            asyncio.get_running_loop().create_task(self._refresh_lenses())
+
+    async def _refresh_lenses(self) -> None:
+        try:
+            await self.workspace_code_lens_refresh_async(None)
+        except Exception as error:  # an old client may not support it
+            logger.debug("codeLens/refresh failed: %s", error)
+
+    # ---- running requests ----------------------------------------------------------------
+
+    async def run(
+        self,
+        raw: Any,
+        work: Callable[[Engine, Params, Callable[[], bool], Progress | None], Any],
+        progress_title: str | None = None,
+        changes_timeline: bool = False,
+    ) -> Any:
+        """Reads params, runs `work` in a thread, maps errors; the server stays up."""
+        msg_id = self.protocol.msg_id
+        progress: Progress | None = None
+        try:
+            params = Params(raw)
+            engine = await asyncio.to_thread(self.engine_for, params.string("workspace"))
+            if progress_title:
+                progress = Progress(self, progress_title, params.token())
+                progress.start()
+
+            def cancelled() -> bool:
+                return msg_id is not None and self.protocol.is_cancelled(msg_id)
+
+            try:
+                result = await asyncio.to_thread(work, engine, params, cancelled, progress)
+                return to_wire(result)  # the engine's dataclasses as protocol.md's JSON
+            finally:
+                self._show_recovered(engine)
+        except TurnbackError as error:
+            raise to_rpc_error(error) from None
+        except JsonRpcException:
+            raise
+        except Exception as error:
+            raise self._internal_error(error) from None
+        finally:
+            if progress is not None:
+                progress.finish()
+            if msg_id is not None:
+                self.protocol.forget(msg_id)
+            if changes_timeline:
+                self.watcher.check_soon()
+            asyncio.get_running_loop().run_in_executor(None, memory.return_free_heap)
+
+    def _show_recovered(self, engine: Engine) -> None:
+        """Tells the user about interrupted restores the request's lock recovered."""
+        for message in engine.take_recovered():
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+            )
+
+    def _internal_error(self, error: Exception) -> JsonRpcException:
+        """A bug: its traceback to the log and the client's log, an InternalError without it."""
+        logger.error("Internal error\n%s", traceback.format_exc())
+        self.window_log_message(
+            types.LogMessageParams(
+                type=types.MessageType.Error,
+                message=f"turnback internal error: {traceback.format_exc()}",
+            )
+        )
+        summary = f"Internal error: {type(error).__name__}: {error} (details in the log)"
+        return to_rpc_error(TurnbackError(summary))  # reason INTERNAL: -32603, no data
