@@ -29,13 +29,14 @@ from ..core.rawhash import file_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
-from ..core.treeops import Entry, changed_paths, entry_at, tree_with
+from ..core.treeops import Entry, tree_with
 from ..core.worktree import under_real_dirs
 from ..errors import Cancelled, WorkspaceTooLarge
 from .cachewrite import CacheWriter
 from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
 from .ignore_rules import touches_ignore_files
 from .indextree import index_tree
+from .pathentries import path_entries
 from .privateindex import PrivateIndex
 from .revalidation import recheck_untracked, rules_stamp
 from .untracked import (
@@ -329,11 +330,11 @@ class Scanner:
         The new tree is the last one with the changed paths set or removed (`tree_with`),
         so no other tree object is read or written.
         """
-        tracked_before = self._tracked_before_reload()
+        tracked_before = self.user_index.tree_before_reload()
         user_index_changed = self.user_index.refresh()
         index = self.private.load()
         if self.private.tree is None or (
-            user_index_changed and not self._tracks_the_same(tracked_before)
+            user_index_changed and not self.user_index.tracks_the_same_files(tracked_before)
         ):
             # Who tracks what changed (git add, rm --cached): re-check every untracked verdict.
             return self._capture(settings, None, None)
@@ -394,27 +395,6 @@ class Scanner:
         # everything this in-memory index names, and a stale file is simply reseeded.
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
-    def _tracked_before_reload(self) -> pygit2.Tree | None:
-        """The user's index as a tree, when its file changed and is about to be reloaded."""
-        if self.user_index.index is None or not self.user_index.changed_on_disk():
-            return None
-        return self.user_index.tracked_tree()
-
-    def _tracks_the_same(self, before: pygit2.Tree | None) -> bool:
-        """Whether the reloaded user's index tracks the very files it tracked `before`.
-
-        `git status` rewrites the index to refresh stat data, `git add` of a tracked file
-        and `git commit` change only staged content: every untracked verdict still holds,
-        so the watcher's paths are all a capture must look at, and no full scan is due.
-        """
-        after = self.user_index.tracked_tree()
-        if before is None or after is None:
-            return False
-        return all(
-            entry_at(before, path) is not None and entry_at(after, path) is not None
-            for path in changed_paths(self.ws.repo, before, after)
-        )
-
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
         self.private.save()
@@ -443,32 +423,6 @@ class Scanner:
     def path_entries(
         self, settings: Settings, paths: set[str]
     ) -> tuple[dict[str, Entry | None], list[Skipped]]:
-        """Each of `paths` as on disk now (None: nothing there that can be saved), hashed
-        into this repository, and what was left out; Churn when a file changes mid-read."""
+        """Each of `paths` as on disk now, hashed into this repository (pathentries.py)."""
         self.user_index.refresh()
-        policy = self._policy(settings)
-        changes: dict[str, Entry | None] = {}
-        skipped: dict[str, Skipped] = {}
-        root = str(self.ws.root)
-        for path in sorted(paths):
-            full = os.path.join(root, path)
-            try:
-                st = os.lstat(full)
-            except OSError:
-                changes[path] = None
-                continue
-            if stat.S_ISDIR(st.st_mode) or not under_real_dirs(root, path):
-                changes[path] = None
-                continue
-            tracked = not self.ws.shadow and self.user_index.tracks(path)
-            verdict = None if tracked else policy.file_verdict(path, st)
-            if tracked and is_special(st):
-                verdict = Skipped(path, SPECIAL_FILE)
-            if verdict is not None:
-                changes[path] = None
-                if verdict is not IGNORED:
-                    skipped[verdict.path] = verdict
-                continue
-            oid = hash_or_gone(self.ws.repo, full, st)
-            changes[path] = Entry(str(oid), file_mode(st)) if oid is not None else None
-        return changes, list(skipped.values())
+        return path_entries(self.ws, self.user_index, self._policy(settings), paths)

@@ -17,6 +17,7 @@ import pygit2
 from ..core.indexfile import GITLINK
 from ..core.repository import WorkspaceRepo
 from ..core.sorted_index import has_entry_under
+from ..core.treeops import changed_paths, entry_at
 from ..core.worktree import holds_repository
 from ..errors import UnsupportedRepository
 from .workdir_scan import executor
@@ -99,6 +100,27 @@ class UserIndex:
         """The index's own tree: None when there is no index or it holds conflicts."""
         tree = self.tree
         return tree if tree is not None and self._tree_is_index else None
+
+    def tree_before_reload(self) -> pygit2.Tree | None:
+        """The index as a tree, when its file changed on disk and is about to be reloaded."""
+        if self.index is None or not self.changed_on_disk():
+            return None
+        return self.tracked_tree()
+
+    def tracks_the_same_files(self, before: pygit2.Tree | None) -> bool:
+        """Whether the reloaded index tracks the very files it tracked `before`.
+
+        `git status` rewrites the index to refresh stat data, `git add` of a tracked file
+        and `git commit` change only staged content: every untracked verdict still holds,
+        so the watcher's paths are all a capture must look at, and no full scan is due.
+        """
+        after = self.tracked_tree()
+        if before is None or after is None:
+            return False
+        return all(
+            entry_at(before, path) is not None and entry_at(after, path) is not None
+            for path in changed_paths(self.ws.repo, before, after)
+        )
 
     def tracks(self, path: str) -> bool:
         return self.index is not None and path in self.index

@@ -1,0 +1,50 @@
+"""Paths as they are on disk now, hashed: what a restore must save before it writes.
+
+Unlike a capture, this looks at the paths it is given and nothing else, whatever the
+stat cache says, so its cost grows with the restore, never with the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from ..core.rawhash import file_mode
+from ..core.repository import WorkspaceRepo
+from ..core.treeops import Entry
+from ..core.worktree import under_real_dirs
+from .churn import hash_or_gone
+from .untracked import IGNORED, SPECIAL_FILE, Skipped, UntrackedPolicy, is_special
+from .userindex import UserIndex
+
+
+def path_entries(
+    ws: WorkspaceRepo, user_index: UserIndex, policy: UntrackedPolicy, paths: set[str]
+) -> tuple[dict[str, Entry | None], list[Skipped]]:
+    """Each of `paths` as on disk now (None: nothing there that can be saved), hashed
+    into this repository, and what was left out; Churn when a file changes mid-read."""
+    changes: dict[str, Entry | None] = {}
+    skipped: dict[str, Skipped] = {}
+    root = str(ws.root)
+    for path in sorted(paths):
+        full = os.path.join(root, path)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            changes[path] = None
+            continue
+        if stat.S_ISDIR(st.st_mode) or not under_real_dirs(root, path):
+            changes[path] = None
+            continue
+        tracked = not ws.shadow and user_index.tracks(path)
+        verdict = None if tracked else policy.file_verdict(path, st)
+        if tracked and is_special(st):
+            verdict = Skipped(path, SPECIAL_FILE)
+        if verdict is not None:
+            changes[path] = None
+            if verdict is not IGNORED:
+                skipped[verdict.path] = verdict
+            continue
+        oid = hash_or_gone(ws.repo, full, st)
+        changes[path] = Entry(str(oid), file_mode(st)) if oid is not None else None
+    return changes, list(skipped.values())
