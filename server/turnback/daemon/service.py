@@ -140,7 +140,7 @@ class Daemon:
         with contextlib.suppress(OSError):
             if os.stat(self.location.socket).st_ino == bound:  # never another daemon's
                 os.unlink(self.location.socket)
-        for open_engine in list(server.engines.values()):
+        for open_engine in server.open_engines():
             await asyncio.to_thread(open_engine.close)
         return 0
 

@@ -50,9 +50,11 @@ class TurnbackServer(LanguageServer):
         self.settings = Settings()
         self.engines: dict[str, Engine] = {}
         self._engines_lock = threading.Lock()
+        #: One lock per folder whose engine is being made: only that folder's requests wait.
+        self._making: dict[str, threading.Lock] = {}
         #: Document versions as opened or last saved: a later version holds edits.
         self.clean_versions: dict[str, int | None] = {}
-        self.watcher = TimelineWatcher(lambda: list(self.engines.values()), self.timeline_changed)
+        self.watcher = TimelineWatcher(self.open_engines, self.timeline_changed)
 
     # ---- workspace and settings ----------------------------------------------------------
 
@@ -83,18 +85,34 @@ class TurnbackServer(LanguageServer):
         return self.engine_for(from_fs_path(max(holders, key=len)))
 
     def engine_for(self, workspace: str | None) -> Engine:
-        folder = str(Path(self.folder_for(workspace)).resolve())
-        with self._engines_lock:  # requests and `initialized` may ask at once
-            return self._engine(folder)
+        """The folder's engine, made and its watch set up on first use.
 
-    def _engine(self, folder: str) -> Engine:
-        engine = self.engines.get(folder)
-        if engine is None:
-            engine = Engine(folder, self.settings)
-            engine.enable_watcher()  # a long-lived server: captures look only at what changed
-            self.engines[folder] = engine
-            self.watcher.watch(engine)
+        Setting up a large folder's watch takes a second or more: requests for the same
+        folder wait for it (requests and `initialized` may ask at once), the other
+        folders' requests do not.
+        """
+        folder = str(Path(self.folder_for(workspace)).resolve())
+        with self._engines_lock:
+            engine = self.engines.get(folder)
+            if engine is not None:
+                return engine
+            making = self._making.setdefault(folder, threading.Lock())
+        with making:
+            with self._engines_lock:
+                engine = self.engines.get(folder)
+            if engine is None:
+                engine = Engine(folder, self.settings)
+                engine.enable_watcher()  # a long-lived server: captures look only at what changed
+                self.watcher.watch(engine)
+                with self._engines_lock:
+                    self.engines[folder] = engine
+                    del self._making[folder]
         return engine
+
+    def open_engines(self) -> list[Engine]:
+        """The engines made so far (a copy: another thread may be adding one)."""
+        with self._engines_lock:
+            return list(self.engines.values())
 
     def workspace_uri(self, engine: Engine) -> str:
         return from_fs_path(str(engine.ws.root)) or str(engine.ws.root)
@@ -103,7 +121,7 @@ class TurnbackServer(LanguageServer):
         if isinstance(data, dict) and isinstance(data.get("turnback"), dict):
             data = data["turnback"]
         self.settings, warnings = settings_from_json(data, self.settings)
-        for engine in self.engines.values():
+        for engine in self.open_engines():
             engine.settings = self.settings
         for warning in warnings:
             self.window_show_message(

@@ -182,7 +182,7 @@ async def on_initialized(ls: TurnbackServer, _params: types.InitializedParams) -
 
 @feature(types.SHUTDOWN)
 async def on_shutdown(ls: TurnbackServer, _params: None) -> None:
-    for engine in list(ls.engines.values()):
+    for engine in ls.open_engines():
         await asyncio.to_thread(engine.close)
 
 
