@@ -1,8 +1,10 @@
 """Plots capture latency against repository size from bench/results-<size>.json.
 
     python bench/plot.py [OUT.svg]     # default: docs/bench/capture-latency.svg
+    BENCH_OUTPUT=issue12n-results python bench/plot.py OUT.svg   # another set of runs
 
-Reads every bench/results-<size>.json (one run of bench/run.py per size), and draws,
+Reads every bench/<BENCH_OUTPUT>-<size>.json (one run of bench/run.py per size, with the
+same BENCH_OUTPUT; default `results`), and draws,
 on log-log axes, the median (p50) latency of a capture with 10 changed files for
 turnback (over LSP with its watcher, and a full scan in process) and for the
 baselines measured in the same runs, plus the first capture of each (turnback cold,
@@ -22,6 +24,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 #: Where result files are written and read; `BENCH_OUTPUT_DIR` moves them (the smoke test).
 RESULTS_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
 DEFAULT_OUT = BENCH_DIR.parent / "docs" / "bench" / "capture-latency.svg"
+#: The runs' result-file prefix, as run.py's `BENCH_OUTPUT` named them.
+OUTPUT = os.environ.get("BENCH_OUTPUT", "results")
 
 SERIES = [
     # (sample name, legend, colour, SVG stroke-dasharray or "" for a solid line)
@@ -52,7 +56,7 @@ LEFT, RIGHT, TOP, BOTTOM = 80, 330, 50, 60
 
 def load() -> list[dict]:
     runs = []
-    for path in sorted(RESULTS_DIR.glob("results-*.json")):
+    for path in sorted(RESULTS_DIR.glob(f"{OUTPUT}-*.json")):
         try:
             run = json.loads(path.read_text())
         except (OSError, ValueError):
@@ -90,7 +94,7 @@ def render(runs: list[dict]) -> str:
                 points.setdefault(name, []).append((run["size"], s["p50"] * 1000, s["p95"] * 1000))
     values = [v for pts in points.values() for _, p50, p95 in pts for v in (p50, p95)]
     if not values:
-        raise SystemExit("no results-<size>.json with capture figures; run bench/run.py first")
+        raise SystemExit(f"no {OUTPUT}-<size>.json with capture figures; run bench/run.py first")
     y_low = 10 ** math.floor(math.log10(min(values)))
     y_high = 10 ** math.ceil(math.log10(max(values)))
     x_low, x_high = min(sizes) / 1.3, max(sizes) * 1.3

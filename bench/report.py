@@ -3,6 +3,9 @@
     python bench/report.py 10000 100000               # every figure, two sizes
     python bench/report.py --capture 1000 10000 ...   # capture p50 across sizes
 
+BENCH_OUTPUT reads another set of runs (`bench/<BENCH_OUTPUT>-<size>.json`, as run.py
+wrote them with the same BENCH_OUTPUT; default `results`).
+
 One table: a row per figure, for each size its p50, p95 (milliseconds) and the ratio
 of its p50 to baseline (a)'s p50 measured in the same run; then the targets of each
 run as run.py judged them.
@@ -18,6 +21,8 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 #: Where result files are written and read; `BENCH_OUTPUT_DIR` moves them (the smoke test).
 RESULTS_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
+#: The runs' result-file prefix, as run.py's `BENCH_OUTPUT` named them.
+OUTPUT = os.environ.get("BENCH_OUTPUT", "results")
 
 
 def fmt(seconds: float) -> str:
@@ -50,7 +55,7 @@ CAPTURE_ROWS = [
 
 def capture_table(sizes: list[int]) -> None:
     """p50 of the capture figures with 10 changed files, one column per size."""
-    runs = [json.loads((RESULTS_DIR / f"results-{s}.json").read_text()) for s in sizes]
+    runs = [json.loads((RESULTS_DIR / f"{OUTPUT}-{s}.json").read_text()) for s in sizes]
     print("| capture, 10 changed, p50 ms | " + " | ".join(size_name(s) for s in sizes) + " |")
     print("|---|" + "---:|" * len(sizes))
     for name, label in CAPTURE_ROWS:
@@ -70,7 +75,7 @@ def main() -> None:
         return
     sizes: list[int | str] = [int(a) if a.isdigit() else a for a in sys.argv[1:]]
     sizes = sizes or [10000, 100000]
-    runs = [json.loads((RESULTS_DIR / f"results-{s}.json").read_text()) for s in sizes]
+    runs = [json.loads((RESULTS_DIR / f"{OUTPUT}-{s}.json").read_text()) for s in sizes]
     labels: dict[str, str] = {}
     for run in runs:
         for row in run["rows"]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -168,6 +169,20 @@ def test_report_prints_the_tables(run_results: Path, scratch: Path) -> None:
     figures = run_script(env, "report.py", str(SIZE))
     assert "| capture over LSP (watcher), 10 changed |" in figures
     assert "- met: nothing written for unchanged files" in figures
+    capture = run_script(env, "report.py", "--capture", str(SIZE))
+    assert "| turnback over LSP, watcher |" in capture
+
+
+def test_plot_and_report_read_another_set_of_runs(run_results: Path, scratch: Path) -> None:
+    """With BENCH_OUTPUT, plot.py and report.py read the runs run.py wrote under that name."""
+    env = bench_env(scratch, "other_runs")
+    other = Path(env["BENCH_OUTPUT_DIR"])
+    other.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run_results / f"results-{SIZE}.json", other / f"issue-results-{SIZE}.json")
+    env["BENCH_OUTPUT"] = "issue-results"
+    svg = Path(env["HOME"]) / "other.svg"
+    assert f"sizes [{SIZE}]" in run_script(env, "plot.py", str(svg))
+    assert svg.read_text().startswith("<svg")
     capture = run_script(env, "report.py", "--capture", str(SIZE))
     assert "| turnback over LSP, watcher |" in capture
 
