@@ -1,4 +1,4 @@
-"""The server makes one engine per workspace folder; making one never holds up another.
+"""The server makes one engine per workspace folder; making one holds up no other folder.
 
 In process, on real repositories: setting up a large folder's watch takes a second or
 more, and a request for another folder must not wait behind it.
@@ -93,4 +93,22 @@ def test_requests_for_one_folder_share_the_engine_being_made(
         call.join(WAIT)
     assert len(made) == 2 and made[0] is made[1]
     assert server.open_engines() == [made[0]]
+    made[0].close()
+
+
+def test_settings_applied_while_a_folder_is_being_made_reach_its_engine(
+    tmp_path: Path, held_watch: HeldWatch
+) -> None:
+    # Fails when the engine keeps the settings it was made with: apply_settings only
+    # updates the engines already made, and this one was not yet.
+    slow = make_repo(tmp_path / "slow")
+    server = create_server()
+    made: list[Engine] = []
+    call = threading.Thread(target=lambda: made.append(server.engine_for(from_fs_path(str(slow)))))
+    call.start()
+    assert held_watch.started.wait(WAIT)
+    server.apply_settings({"turnback": {"turnsPerSession": 7}})
+    held_watch.release.set()
+    call.join(WAIT)
+    assert made and made[0].settings.turns_per_session == 7
     made[0].close()

@@ -105,6 +105,7 @@ class TurnbackServer(LanguageServer):
                 engine.enable_watcher()  # a long-lived server: captures look only at what changed
                 self.watcher.watch(engine)
                 with self._engines_lock:
+                    engine.settings = self.settings  # any applied while it was being made
                     self.engines[folder] = engine
                     del self._making[folder]
         return engine
