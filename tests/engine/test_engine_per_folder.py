@@ -16,6 +16,7 @@ from pygls.uris import from_fs_path
 
 from helpers import make_repo
 from turnback.engine import Engine
+from turnback.lsp.language_server import TurnbackServer
 from turnback.lsp.server import create_server
 
 WAIT = 20  # seconds; each wait below ends at once when the behaviour holds
@@ -44,31 +45,32 @@ def held_watch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Held
     release.set()
 
 
+def ask_for_engine(server: TurnbackServer, folder: Path, made: list[Engine]) -> threading.Thread:
+    """A started thread asking `server` for `folder`'s engine, appended to `made`."""
+    asking = threading.Thread(
+        target=lambda: made.append(server.engine_for(from_fs_path(str(folder))))
+    )
+    asking.start()
+    return asking
+
+
 def test_another_folder_is_served_while_one_folder_sets_up_its_watch(
     tmp_path: Path, held_watch: HeldWatch
 ) -> None:
     # Fails when one lock covers every folder's setup: the second call waits it out.
     slow, quick = make_repo(tmp_path / "slow"), make_repo(tmp_path / "quick")
     server = create_server()
-    made: dict[str, Engine] = {}
-
-    def engine_for(name: str, folder: Path) -> None:
-        made[name] = server.engine_for(from_fs_path(str(folder)))
-
-    setting_up = threading.Thread(target=engine_for, args=("slow", slow))
-    setting_up.start()
+    made: list[Engine] = []
+    setting_up = ask_for_engine(server, slow, made)
     try:
         assert held_watch.started.wait(WAIT), "the slow folder's setup never started"
-        other = threading.Thread(target=engine_for, args=("quick", quick))
-        other.start()
-        other.join(WAIT)
-        assert "quick" in made and "slow" not in made
-        assert made["quick"].ws.root == quick.resolve()
+        ask_for_engine(server, quick, made).join(WAIT)
+        assert [engine.ws.root for engine in made] == [quick.resolve()]
     finally:
         held_watch.release.set()
         setting_up.join(WAIT)
-    assert made["slow"].ws.root == slow.resolve()
-    for engine in server.open_engines():
+    assert [engine.ws.root for engine in made] == [quick.resolve(), slow.resolve()]
+    for engine in made:
         engine.close()
 
 
@@ -79,18 +81,14 @@ def test_requests_for_one_folder_share_the_engine_being_made(
     slow = make_repo(tmp_path / "slow")
     server = create_server()
     made: list[Engine] = []
-    calls = [
-        threading.Thread(target=lambda: made.append(server.engine_for(from_fs_path(str(slow)))))
-        for _ in range(2)
-    ]
-    calls[0].start()
+    first = ask_for_engine(server, slow, made)
     assert held_watch.started.wait(WAIT)
-    calls[1].start()
-    calls[1].join(0.5)  # it waits for the first (never answering before it)
+    second = ask_for_engine(server, slow, made)
+    second.join(0.5)  # it waits for the first (never answering before it)
     assert not made
     held_watch.release.set()
-    for call in calls:
-        call.join(WAIT)
+    for asking in (first, second):
+        asking.join(WAIT)
     assert len(made) == 2 and made[0] is made[1]
     assert server.open_engines() == [made[0]]
     made[0].close()
@@ -104,11 +102,10 @@ def test_settings_applied_while_a_folder_is_being_made_reach_its_engine(
     slow = make_repo(tmp_path / "slow")
     server = create_server()
     made: list[Engine] = []
-    call = threading.Thread(target=lambda: made.append(server.engine_for(from_fs_path(str(slow)))))
-    call.start()
+    asking = ask_for_engine(server, slow, made)
     assert held_watch.started.wait(WAIT)
     server.apply_settings({"turnback": {"turnsPerSession": 7}})
     held_watch.release.set()
-    call.join(WAIT)
+    asking.join(WAIT)
     assert made and made[0].settings.turns_per_session == 7
     made[0].close()
