@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-#: Where result files are written and read; `BENCH_OUTPUT_DIR` moves them (the smoke test).
-RESULTS_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
+from resultfiles import BENCH_DIR, OUTPUT, RESULTS_DIR, result_file
+
 DEFAULT_OUT = BENCH_DIR.parent / "docs" / "bench" / "capture-latency.svg"
-#: The runs' result-file prefix, as run.py's `BENCH_OUTPUT` named them.
-OUTPUT = os.environ.get("BENCH_OUTPUT", "results")
 
 SERIES = [
     # (sample name, legend, colour, SVG stroke-dasharray or "" for a solid line)
@@ -56,7 +52,7 @@ LEFT, RIGHT, TOP, BOTTOM = 80, 330, 50, 60
 
 def load() -> list[dict]:
     runs = []
-    for path in sorted(RESULTS_DIR.glob(f"{OUTPUT}-*.json")):
+    for path in sorted(RESULTS_DIR.glob(result_file("*").name)):
         try:
             run = json.loads(path.read_text())
         except (OSError, ValueError):

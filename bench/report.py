@@ -14,15 +14,9 @@ run as run.py judged them.
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-#: Where result files are written and read; `BENCH_OUTPUT_DIR` moves them (the smoke test).
-RESULTS_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
-#: The runs' result-file prefix, as run.py's `BENCH_OUTPUT` named them.
-OUTPUT = os.environ.get("BENCH_OUTPUT", "results")
+from resultfiles import result_file
 
 
 def fmt(seconds: float) -> str:
@@ -55,7 +49,7 @@ CAPTURE_ROWS = [
 
 def capture_table(sizes: list[int]) -> None:
     """p50 of the capture figures with 10 changed files, one column per size."""
-    runs = [json.loads((RESULTS_DIR / f"{OUTPUT}-{s}.json").read_text()) for s in sizes]
+    runs = [json.loads(result_file(s).read_text()) for s in sizes]
     print("| capture, 10 changed, p50 ms | " + " | ".join(size_name(s) for s in sizes) + " |")
     print("|---|" + "---:|" * len(sizes))
     for name, label in CAPTURE_ROWS:
@@ -75,7 +69,7 @@ def main() -> None:
         return
     sizes: list[int | str] = [int(a) if a.isdigit() else a for a in sys.argv[1:]]
     sizes = sizes or [10000, 100000]
-    runs = [json.loads((RESULTS_DIR / f"{OUTPUT}-{s}.json").read_text()) for s in sizes]
+    runs = [json.loads(result_file(s).read_text()) for s in sizes]
     labels: dict[str, str] = {}
     for run in runs:
         for row in run["rows"]:

@@ -56,8 +56,6 @@ from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
-#: Where result files are written and read; `BENCH_OUTPUT_DIR` moves them (the smoke test).
-RESULTS_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 
@@ -68,6 +66,7 @@ from generate import git as generated_git  # noqa: E402
 from git_storage import GitCommitPerTurn  # noqa: E402
 from hook import HOOK_CHANGED, hook_block  # noqa: E402
 from real_tree import c_sources, edit_c_file, linux_repo  # noqa: E402
+from resultfiles import OUTPUT, RESULTS_DIR, result_file  # noqa: E402
 
 #: The git CLI of the baselines: the generator's environment without its fixed dates, so
 #: that every baseline commit is a new object, as every turnback snapshot is.
@@ -83,6 +82,7 @@ LABEL = TREE or str(SIZE)
 SEED = int(os.environ.get("BENCH_SEED", "1"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "7" if SIZE <= 20000 else "5"))
 COLD_REPEAT = int(os.environ.get("BENCH_COLD_REPEAT", "5" if SIZE <= 20000 else "3"))
+DIFF_REPEAT = int(os.environ.get("BENCH_DIFF_REPEAT", "9"))
 ALL_SECTIONS = (
     "floor",
     "cold",
@@ -101,11 +101,6 @@ SECTIONS = tuple(
 GROWTH_TURNS = int(os.environ.get("BENCH_GROWTH_TURNS", "100"))
 FULL_GC = os.environ.get("BENCH_FULL_GC", "1" if SIZE <= 30000 else "0") == "1"
 CHANGED = (0, 10, 1000)
-#: Result files: `<OUTPUT>.json` and `<OUTPUT>-<size>.json` (a partial run can keep its own).
-OUTPUT = os.environ.get("BENCH_OUTPUT", "results")
-
-
-DIFF_REPEAT = int(os.environ.get("BENCH_DIFF_REPEAT", "9"))
 
 
 def repeats(changed: int) -> int:
@@ -1313,7 +1308,7 @@ def main() -> None:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     if not TREE:  # results.json is the latest generated run, which report.py and plot.py read
         (RESULTS_DIR / f"{OUTPUT}.json").write_text(text)
-    (RESULTS_DIR / f"{OUTPUT}-{LABEL}.json").write_text(text)
+    result_file(LABEL).write_text(text)
     print_table(result)
     shown = "bench" if RESULTS_DIR == BENCH_DIR else RESULTS_DIR
     print(
