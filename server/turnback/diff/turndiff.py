@@ -8,6 +8,7 @@ stall the server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -21,6 +22,7 @@ from ..core.fileuri import to_fs_path
 from ..core.gitpaths import is_utf8
 from ..errors import InvalidParams
 from ..results import ChangedFile, FileContent, FileDiff
+from .forked import Share, diff_all
 from .textdiff import DiffLimits, diff_file, is_binary
 
 LIMITS = DiffLimits()
@@ -202,21 +204,42 @@ def diff_trees(
     path: str | None,
     context: int,
 ) -> list[FileDiff]:
-    files = []
+    shares = []
     for delta in turn_deltas(repo, old, new):
-        old_path, new_path = delta.old_path, delta.new_path
-        if path and not any(p == path or p.startswith(path + "/") for p in (old_path, new_path)):
+        if path and not any(
+            p == path or p.startswith(path + "/") for p in (delta.old_path, delta.new_path)
+        ):
             continue
-        added, deleted = delta.status == "added", delta.status == "deleted"
+        shares.append(_share(repo, delta, context))
+    return diff_all(shares)
+
+
+def _share(repo: pygit2.Repository, delta: Delta, context: int) -> Share:
+    """The file's diff to run, sized from the object headers (nothing read yet)."""
+    added, deleted = delta.status == "added", delta.status == "deleted"
+    sides = [] if added else [(delta.old_id, delta.old_mode)]
+    sides += [] if deleted else [(delta.new_id, delta.new_mode)]
+
+    def load() -> Callable[[], FileDiff]:
         before = None if added else _blob(repo, delta.old_id, delta.old_mode)
         after = None if deleted else _blob(repo, delta.new_id, delta.new_mode)
-        result = diff_file(
-            new_path if not deleted else old_path,
+        return lambda: diff_file(
+            delta.old_path if deleted else delta.new_path,
             before,
             after,
-            old_path=old_path if delta.status == "renamed" else None,
+            old_path=delta.old_path if delta.status == "renamed" else None,
             context=context,
             limits=LIMITS,
         )
-        files.append(result)
-    return files
+
+    return Share(sum(_size(repo, oid, mode) for oid, mode in sides), load)
+
+
+def _size(repo: pygit2.Repository, oid: pygit2.Oid, mode: int) -> int:
+    """What reading the side costs in memory (and the diff in time), bounded as `_blob`."""
+    if mode == FileMode.COMMIT:
+        return 0
+    try:
+        return min(repo.odb.read_header(oid)[1], LIMITS.max_bytes + 1)
+    except (KeyError, pygit2.GitError):
+        return 0  # `_blob` says what is missing, as it did before
