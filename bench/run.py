@@ -665,6 +665,9 @@ class Bench:
                 return to_wire(engine.capture(**{k: v for k, v in params.items()}))
 
             turn = asyncio.run(self.diff_turn(call))
+            # A large diff forks (diff/forked.py), and a fork costs with the process's
+            # memory: this process's is the bench's own, not a server's.
+            self.notes["diffEngineProcessStatus"] = proc_status(os.getpid())
             for measured in [False] + [True] * DIFF_REPEAT:
                 start = time.perf_counter()
                 engine.diff(turn=turn)

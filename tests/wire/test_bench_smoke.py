@@ -209,6 +209,13 @@ def test_profile_ops_profiles_every_operation(scratch: Path) -> None:
     assert "libgit2 fsync off" in stdout
 
 
+def test_diff_fork_probe_compares_and_measures_the_child(scratch: Path) -> None:
+    """diff_fork_probe.py times both ways and reads the child's memory before it exits."""
+    stdout = run_script(bench_env(scratch, "forkprobe"), "diff_fork_probe.py", str(SIZE))
+    assert "child, just before it exits (KiB): {'Rss'" in stdout and "Private_Dirty" in stdout
+    assert "forked / one process, sample by sample: p50" in stdout
+
+
 def test_profile_rss_reports_every_step(scratch: Path) -> None:
     """profile_rss.py gets through the server session's operations, to the last step."""
     stdout = run_script(bench_env(scratch, "profile_rss"), "profile_rss.py", str(SIZE))
