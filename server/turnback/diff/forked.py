@@ -36,9 +36,9 @@ from ..results import FileDiff
 FORK_FROM_BYTES = 4 << 20
 #: Text per round: the child's half is read before the fork and held until it runs.
 ROUND_BYTES = 32 << 20
-#: How long the server waits for the child once its own share is done: its share is the
-#: same size, so anything much longer means it is stuck.
-CHILD_GRACE = 10.0
+#: How long the server waits for the child once its own share is done, at least: the
+#: child's share is the same size, so five times as long as the server's own means stuck.
+CHILD_GRACE = 2.0
 
 #: A file's diff, ready to run: its bytes are read.
 Job = Callable[[], FileDiff]
@@ -74,8 +74,10 @@ def _diff_round(shares: Sequence[Share], total: int) -> list[FileDiff]:
     if split is None:
         return [share.diff() for share in shares]
     child = _fork_for([share.load() for share in shares[split:]])  # their bytes let go here
+    started = time.monotonic()
     mine = [share.diff() for share in shares[:split]]
-    theirs = _collect(child, len(shares) - split) if child is not None else None
+    grace = max(CHILD_GRACE, 5 * (time.monotonic() - started))
+    theirs = _collect(child, len(shares) - split, grace) if child is not None else None
     if theirs is None:
         theirs = [share.diff() for share in shares[split:]]
     return mine + theirs
@@ -143,10 +145,10 @@ def _child_main(jobs: list[Job], pipe: int) -> None:
         os._exit(code)
 
 
-def _collect(child: _Child, count: int) -> list[FileDiff] | None:
+def _collect(child: _Child, count: int, grace: float) -> list[FileDiff] | None:
     """The child's results, or None (then the server diffs its files itself)."""
     chunks: list[bytes] = []
-    deadline = time.monotonic() + CHILD_GRACE
+    deadline = time.monotonic() + grace
     poller = select.poll()  # not select(): a server may hold descriptors above 1024
     poller.register(child.pipe, select.POLLIN)
     try:
