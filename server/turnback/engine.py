@@ -114,6 +114,7 @@ class Engine:
         with ExitStack() as locks:
             for lock_path in self.scanner.lock_paths():  # the root's among them
                 locks.enter_context(repository_lock(lock_path))
+            self.scanner.release_deleted_packs()
             recovery.recover(self.ctx)
             yield
 

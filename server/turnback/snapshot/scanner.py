@@ -308,6 +308,10 @@ class Scanner:
             self._thread_repos = [self.ws.open_again() for _ in range(threads())]
         return self._thread_repos
 
+    def forget_thread_repos(self) -> None:
+        """The scan threads' handles are opened again at the next scan (packfolder.py)."""
+        self._thread_repos = []
+
     def _submodules(self) -> list[str]:
         return [] if self.ws.shadow else self.user_index.submodules()
 
