@@ -102,12 +102,14 @@ def test_huge_turn_goes_in_rounds(fork_always: None, monkeypatch: pytest.MonkeyP
     assert len({by[2], by[6], by[9]} - {PARENT}) == 3  # three children, one per round
 
 
-# Ensures the split gives the child about half the bytes and each side at least a file.
-def test_split_halves_the_bytes(fork_always: None) -> None:
+# Ensures the split gives the child a little more than half the bytes (it reads none of
+# them after the fork, the server reads its own), and each side at least a file.
+def test_split_shares_the_bytes(fork_always: None) -> None:
     def sized(size: int) -> Share:
         return Share(size, lambda: lambda: diff_file("f", b"", b""))
 
     assert forked._split_at([sized(10)] * 4, 40) == 2
+    assert forked._split_at([sized(10)] * 25, 250) == 11  # the child's 140 = 56 %
     assert forked._split_at([sized(100), sized(1), sized(1)], 102) == 1
     assert forked._split_at([sized(1), sized(1), sized(100)], 102) == 2
     assert forked._split_at([sized(10)], 10) is None
