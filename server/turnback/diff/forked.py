@@ -34,14 +34,14 @@ from ..results import FileDiff
 #: Below this much text in all (both sides of every file), the diffs run in the server:
 #: a fork costs ~8 ms in a 200 MB server, and 4 MiB of text ~40 ms of diff.
 FORK_FROM_BYTES = 4 << 20
-#: Text per round: the child's half is read before the fork and held until it runs.
+#: Text per round: the child's part is read before the fork and held until it runs.
 ROUND_BYTES = 32 << 20
 #: The child's part of the bytes: a little more than half, as the server reads its own
 #: files after the fork (the child's are read before it), which costs a third of their
 #: diff (in process at 10k, against a half: 143 against 155 ms, 15 samples, twice).
 CHILD_SHARE = 0.56
 #: How long the server waits for the child once its own share is done, at least: the
-#: child's share is the same size, so five times as long as the server's own means stuck.
+#: child's share is about as large, so five times as long as the server's own means stuck.
 CHILD_GRACE = 2.0
 
 #: A file's diff, ready to run: its bytes are read.
