@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,9 @@ def pids(results: list[FileDiff]) -> list[int]:
     return [int(result.path.split("-")[1]) for result in results]
 
 
-def zombies() -> list[str]:
+def zombies() -> set[str]:
     """This process's children that exited and were never waited for."""
-    found = []
+    found = set()
     for entry in Path("/proc").iterdir():
         try:
             stat = (entry / "stat").read_text()
@@ -48,7 +49,7 @@ def zombies() -> list[str]:
             continue
         fields = stat.rsplit(")", 1)[1].split()
         if fields[0] == "Z" and int(fields[1]) == PARENT:
-            found.append(entry.name)
+            found.add(entry.name)
     return found
 
 
@@ -57,33 +58,40 @@ def fork_always(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "FORK_FROM_BYTES", 0)
 
 
+@pytest.fixture
+def no_new_zombies() -> Iterator[None]:
+    """Fails the test if it leaves a child unwaited (another test's are not its own)."""
+    before = zombies()
+    yield
+    assert zombies() <= before
+
+
 # Ensures the last files are diffed by another process and come back whole and in order.
-def test_child_diffs_the_last_files(fork_always: None) -> None:
+def test_child_diffs_the_last_files(fork_always: None, no_new_zombies: None) -> None:
     results = diff_all([pid_share(i) for i in range(6)])
     assert [r.path.split("-")[0] for r in results] == [str(i) for i in range(6)]
     assert pids(results)[:3] == [PARENT] * 3
     assert PARENT not in pids(results)[3:]
     assert all(r.additions == 1 and r.diff for r in results)
-    assert not zombies()
 
 
 # Ensures a child that dies before answering costs nothing but time: its files are
 # diffed by the server.
-def test_child_that_dies_is_replaced(fork_always: None) -> None:
+def test_child_that_dies_is_replaced(fork_always: None, no_new_zombies: None) -> None:
     results = diff_all([pid_share(i, in_child="die") for i in range(4)])
     assert pids(results) == [PARENT] * 4
     assert [r.path.split("-")[0] for r in results] == ["0", "1", "2", "3"]
-    assert not zombies()
 
 
 # Ensures a stuck child is killed after the grace period and its files diffed here.
-def test_stuck_child_is_killed(fork_always: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stuck_child_is_killed(
+    fork_always: None, no_new_zombies: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(forked, "CHILD_GRACE", 0.5)
     start = time.monotonic()
     results = diff_all([pid_share(i, in_child="hang") for i in range(4)])
     assert time.monotonic() - start < 10
     assert pids(results) == [PARENT] * 4
-    assert not zombies()
 
 
 # Ensures a small turn never forks: the fork would cost more than it saves.
