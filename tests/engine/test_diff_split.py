@@ -10,7 +10,9 @@ from helpers import git, make_repo, write
 from turnback.diff import forked
 from turnback.engine import Engine
 
-pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="forks only on Linux with 2+ CPUs")
+pytestmark = pytest.mark.skipif(
+    not forked.can_fork(), reason="forks only on Linux with 2+ CPUs, not in portable mode"
+)
 
 
 def numbered(name: str, count: int) -> str:

@@ -14,7 +14,9 @@ from turnback.diff.forked import Share, diff_all
 from turnback.diff.textdiff import diff_file
 from turnback.results import FileDiff
 
-pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="forks only on Linux with 2+ CPUs")
+pytestmark = pytest.mark.skipif(
+    not forked.can_fork(), reason="forks only on Linux with 2+ CPUs, not in portable mode"
+)
 
 PARENT = os.getpid()
 

@@ -1,8 +1,9 @@
-"""The Linux-only accelerations (inotify) and the switch that turns them off.
+"""The Linux-only accelerations (inotify; a large diff's forked child, diff/forked.py) and
+the switch that turns them off.
 
 Everything else in turnback is portable. `TURNBACK_PORTABLE=1` makes every caller take
-the path macOS and Windows take (full scans instead of a watcher), so the test suite
-exercises those paths on Linux too.
+the path macOS and Windows take (full scans instead of a watcher, diffs in one process),
+so the test suite exercises those paths on Linux too.
 """
 
 from __future__ import annotations

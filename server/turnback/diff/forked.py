@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..core.native import portable_mode
 from ..results import FileDiff
 
 #: Below this much text in all (both sides of every file), the diffs run in the server:
@@ -88,7 +89,9 @@ def _diff_round(shares: Sequence[Share], total: int) -> list[FileDiff]:
 
 
 def can_fork() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and _cpus() >= 2
+    """Linux with 2+ CPUs, unless `TURNBACK_PORTABLE` asks for the other systems' path."""
+    linux = sys.platform.startswith("linux") and not portable_mode()
+    return linux and hasattr(os, "fork") and _cpus() >= 2
 
 
 def _cpus() -> int:
