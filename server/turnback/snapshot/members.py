@@ -29,7 +29,6 @@ import pygit2
 from ..config import Settings
 from ..core.gitpaths import is_utf8, path_is_ignored
 from ..core.grafting import copy_missing, graft
-from ..core.packfolder import PackFolder, fresh_object_database
 from ..core.repository import WorkspaceRepo, open_workspace
 from ..core.treeops import Entry, tree_with
 from ..errors import TurnbackError, UnsupportedRepository
@@ -100,8 +99,6 @@ class WorkspaceScanner:
         self._settings: Settings | None = None
         #: The last combined tree, by the root tree and the member trees it was made of.
         self._combined: tuple[object, pygit2.Oid] = (None, pygit2.Oid(raw=b"\0" * 20))
-        #: Each repository's pack folder as last seen, by member path ("" the root's).
-        self._pack_folders: dict[str, PackFolder] = {"": PackFolder(ws.objects_dir)}
 
     @property
     def user_index(self) -> UserIndex:
@@ -161,16 +158,8 @@ class WorkspaceScanner:
     def release_deleted_packs(self) -> None:
         """New object databases for the handles of a repository whose packs git deleted
         (gc, repack), so that none stays open for the server's lifetime (packfolder.py)."""
-        scanners = {"": self.root} | {path: m.scanner for path, m in self.members.items()}
-        for key in self._pack_folders.keys() - scanners.keys():
-            del self._pack_folders[key]  # a member no longer
-        for key, scanner in scanners.items():
-            folder = self._pack_folders.get(key)
-            if folder is None or folder.objects_dir != scanner.ws.objects_dir:
-                self._pack_folders[key] = PackFolder(scanner.ws.objects_dir)
-            elif folder.lost_packs():
-                fresh_object_database(scanner.ws.repo, scanner.ws.objects_dir)
-                scanner.forget_thread_repos()
+        for scanner in [self.root, *(member.scanner for member in self.members.values())]:
+            scanner.release_deleted_packs()
 
     def lock_paths(self) -> list[Path]:
         """The root's repository lock and its members', each once, in one global order (by

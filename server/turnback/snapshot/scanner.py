@@ -25,6 +25,7 @@ from pygit2.enums import DeltaStatus, DiffOption
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
 from ..core.objectbatch import LOOSE_UP_TO, ObjectBatch
+from ..core.packfolder import PackFolder, fresh_object_database
 from ..core.rawhash import file_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
@@ -80,6 +81,7 @@ class Scanner:
         self.private = PrivateIndex(ws, self.user_index, self._cache_writer)
         self._last_settings: Settings | None = None
         self._thread_repos: list[pygit2.Repository] = []
+        self._packs = PackFolder(ws.objects_dir)
         #: What the untracked verdicts were last checked against (revalidation.py), and
         #: whether a watcher capture has since touched untracked or ignore files.
         self._rules_checked: tuple[object, ...] | None = None
@@ -308,9 +310,12 @@ class Scanner:
             self._thread_repos = [self.ws.open_again() for _ in range(threads())]
         return self._thread_repos
 
-    def forget_thread_repos(self) -> None:
-        """The scan threads' handles are opened again at the next scan (packfolder.py)."""
-        self._thread_repos = []
+    def release_deleted_packs(self) -> None:
+        """A fresh object database for this repository's handle when git deleted a pack
+        it may hold open; the scan threads' handles are opened again (packfolder.py)."""
+        if self._packs.lost_packs():
+            fresh_object_database(self.ws.repo, self._packs.objects_dir)
+            self._thread_repos = []
 
     def _submodules(self) -> list[str]:
         return [] if self.ws.shadow else self.user_index.submodules()
