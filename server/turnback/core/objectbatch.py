@@ -72,15 +72,18 @@ class ObjectBatch:
     def over_limit(self) -> bool:
         return self._held > HELD_BYTES
 
-    def commit(self, tree: pygit2.Oid | None = None) -> None:
-        """Writes the held blobs and the new trees under `tree` into the repository,
-        durably (libgit2's fsync for loose objects, `write_pack`'s for a pack)."""
+    def commit(self, tree: pygit2.Oid | None = None, commit: pygit2.Oid | None = None) -> None:
+        """Writes the held blobs, the new trees under `tree` and `commit` (of that tree)
+        into the repository, durably (libgit2's fsync for loose objects, `write_pack`'s
+        for a pack)."""
         if self._memory is None:
             return
         try:
             exists = self.target.odb.exists
             blobs = [oid for oid in self._blobs if not exists(oid)]  # a file put back
             oids = blobs + (self._new_trees(tree) if tree is not None else [])
+            if commit is not None and not exists(commit):
+                oids.append(commit)
             if not oids:
                 return
             if len(oids) <= LOOSE_UP_TO and not (self.packs and self.packs.usable()):

@@ -279,10 +279,11 @@ class Scanner:
             check_cancel()
             report("Writing the snapshot", None)
             tree = index_tree(index, batch.repo, last, touched)
-            batch.commit(tree)  # on disk before the anchor or any turn names it
+            anchor = private.anchor_commit(batch.repo, tree)
+            batch.commit(tree, anchor)  # on disk before the anchor or any turn names it
         finally:
             batch.close()
-        private.anchor(tree)
+        private.anchor(anchor)
         private.tree = tree
         self._rules_checked, self._untracked_moved = rules, False
         unverified = private.unverified
@@ -408,10 +409,11 @@ class Scanner:
                 if batch.over_limit():
                     batch.commit()
             tree = tree_with(batch.repo, batch.repo[last], changes)
-            batch.commit(tree)  # on disk before the anchor names it
+            anchor = self.private.anchor_commit(batch.repo, tree)
+            batch.commit(tree, anchor)  # on disk before the anchor names it
         finally:
             batch.close()
-        self.private.anchor(tree)
+        self.private.anchor(anchor)
         self.private.tree = tree
         # The index file is rewritten by the next full scan: the anchor already keeps
         # everything this in-memory index names, and a stale file is simply reseeded.
