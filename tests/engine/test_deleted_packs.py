@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -47,3 +48,27 @@ def test_packs_git_deleted_are_let_go(tmp_path: Path) -> None:
     diff = engine.diff("s", None)  # the old side is read from the new pack
     assert [f.path for f in diff.files] == ["src/f2.txt"]
     engine.close()
+
+
+# Ensures a capture's own object batch (a large turn's, core/objectbatch.py) lets go of its
+# handle when the capture ends: pygit2 frees a Repository only in the cycle collector, so
+# it held the packs the user's gc deleted open until some later collection.
+def test_a_large_turns_batch_lets_go_of_its_packs(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {f"src/f{i}.txt": f"file {i}\n" * 50 for i in range(20)})
+    git(root, "repack", "-adq")
+    engine = Engine(str(root))
+    engine.capture(session="s")
+    for i in range(100):  # more new objects than are written loose: a batch of its own
+        write(root, f"new/n{i}.txt", f"new file {i}\n")
+    gc.disable()  # as if no collection ran between the capture and the user's gc
+    try:
+        engine.capture(session="s", phase="after")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "two")
+        git(root, "gc", "-q", "--prune=now")
+        engine.capture(session="s")
+
+        assert held_deleted_files(root) == []
+    finally:
+        gc.enable()
+        engine.close()
