@@ -85,9 +85,9 @@ class ObjectBatch:
         self._held = 0
 
     def close(self) -> None:
-        """Forgets what is held and lets go of the batch's own handle now: pygit2's
-        Repository is freed only by the cycle collector, and until then it would hold the
-        packs it opened open (deleted ones too, after the user's gc)."""
+        """Forgets what is held and lets go of the batch's own handle now: pygit2 frees a
+        Repository only in the cycle collector, and until then the handle kept every pack
+        it had read open (deleted ones too, after the user's gc)."""
         self.discard()
         if self._memory is not None:
             self._memory = None
