@@ -26,13 +26,19 @@ def held_deleted_files(root: Path) -> list[str]:
     return held
 
 
-# Ensures that after the user's `git gc` the next operation frees the old pack: before,
-# the server kept it (its disk space, its mappings) for as long as it ran.
-def test_packs_git_deleted_are_let_go(tmp_path: Path) -> None:
+def packed_repo_with_open_turn(tmp_path: Path) -> tuple[Path, Engine]:
+    """A repository whose objects are all in one pack, and an engine with a turn open."""
     root = make_repo(tmp_path / "repo", {f"src/f{i}.txt": f"file {i}\n" * 50 for i in range(20)})
     git(root, "repack", "-adq")
     engine = Engine(str(root))
     engine.capture(session="s")
+    return root, engine
+
+
+# Ensures that after the user's `git gc` the next operation frees the old pack: before,
+# the server kept it (its disk space, its mappings) for as long as it ran.
+def test_packs_git_deleted_are_let_go(tmp_path: Path) -> None:
+    root, engine = packed_repo_with_open_turn(tmp_path)
     write(root, "src/f1.txt", "changed\n")
     engine.capture(session="s", phase="after")
     assert engine.diff("s", None).files  # reads the old blob from the pack
@@ -54,10 +60,7 @@ def test_packs_git_deleted_are_let_go(tmp_path: Path) -> None:
 # handle when the capture ends: pygit2 frees a Repository only in the cycle collector, so
 # it held the packs the user's gc deleted open until some later collection.
 def test_a_large_turns_batch_lets_go_of_its_packs(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo", {f"src/f{i}.txt": f"file {i}\n" * 50 for i in range(20)})
-    git(root, "repack", "-adq")
-    engine = Engine(str(root))
-    engine.capture(session="s")
+    root, engine = packed_repo_with_open_turn(tmp_path)
     for i in range(100):  # more new objects than are written loose: a batch of its own
         write(root, f"new/n{i}.txt", f"new file {i}\n")
     gc.disable()  # as if no collection ran between the capture and the user's gc
