@@ -1,5 +1,5 @@
-"""A capture's new objects reach the repository in one pack when there are many, loose when
-there are few, durably before any ref names them, and every snapshot reads back exactly."""
+"""A capture's new objects reach the repository in one pack (even a few: test_own_packs.py),
+durably before any ref names them, and every snapshot reads back exactly."""
 
 from __future__ import annotations
 
@@ -63,20 +63,6 @@ def test_many_new_objects_go_into_one_pack(tmp_path: Path):
     assert _loose(root) - loose < 20  # commits and timeline records, not 200 blobs
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
     _undo_redo_round_trip(engine, root)
-
-
-# Proves a small turn still writes loose objects: no pack per small capture.
-def test_few_new_objects_stay_loose(tmp_path: Path):
-    root = make_repo(tmp_path / "repo")
-    engine = Engine(str(root))
-    engine.capture(label="turn")
-    packs = _packs(root)
-    write(root, "src/app.py", "print('v2')\n")
-
-    engine.capture(phase="after")
-
-    assert _packs(root) == packs
-    assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
 # Proves blobs past the memory bound are written out mid-capture (several packs), complete.

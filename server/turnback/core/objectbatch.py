@@ -1,13 +1,15 @@
 """A capture's new objects, gathered in memory and written at once before a ref names them.
 
 A cold first capture at 100k files writes ~1,100 new objects (the untracked files'
-blobs and the trees above them). Written loose, each is a file created, compressed and
-fsynced with its directory (`ENABLE_FSYNC_GITDIR`): ~200 of a ~580 ms capture, where
-git's own temporary-index method fsyncs nothing. Objects written through
-`ObjectBatch.repo` stay in memory (libgit2's mempack backend on a handle of their own)
-and `commit` writes them into the repository before anything names them: a few as
-loose objects, as before (no pack per small turn), more as one pack (`packfile`: two
-fsyncs). Reads through the handle see the repository's objects and the batch's.
+blobs and the trees above them), a turn on a real tree ~50. Written loose, each is a
+file created, compressed and fsynced with its directory (`ENABLE_FSYNC_GITDIR`): ~200 of
+a ~580 ms cold capture, 50-100 ms of a turn's, where git's own temporary-index method
+fsyncs nothing. Objects written through `ObjectBatch.repo` stay in memory (libgit2's
+mempack backend on a handle of their own) and `commit` writes them into the repository
+as one pack (`packfile`: three flushes) before anything names them; turnback's packs are
+merged as they add up (`ownpacks`). Without a pack list (or where a multi-pack-index
+forbids packs) a few objects are written loose, as git would. Reads through the handle
+see the repository's objects and the batch's.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from pathlib import Path
 
 import pygit2
 
+from .ownpacks import OwnPacks
 from .packfile import write_pack
 from .pygit2_internals import MemoryObjects
 from .rawhash import STREAM_ABOVE
 from .treeops import DIR_MODE, raw_tree_entries
 
-#: Up to this many new objects are written loose; more go into one pack.
+#: Without turnback's pack list, up to this many new objects are written loose; more go
+#: into one pack.
 LOOSE_UP_TO = 64
 #: Blob bytes held in memory before `over_limit` asks for a commit (server memory).
 HELD_BYTES = 8 << 20
@@ -31,9 +35,16 @@ class ObjectBatch:
     """Writes through `repo` are held until `commit`, which writes them into `target`
     (the workspace's own handle on the same repository). One capture at a time."""
 
-    def __init__(self, target: pygit2.Repository, objects_dir: Path, hold: bool = True) -> None:
+    def __init__(
+        self,
+        target: pygit2.Repository,
+        objects_dir: Path,
+        hold: bool = True,
+        packs: OwnPacks | None = None,
+    ) -> None:
         self.target = target
         self.objects_dir = objects_dir
+        self.packs = packs
         self._memory: MemoryObjects | None = None
         #: Where objects are written: in memory, or straight to disk (`hold` False, or
         #: mempack missing), as loose objects.
@@ -61,19 +72,28 @@ class ObjectBatch:
     def over_limit(self) -> bool:
         return self._held > HELD_BYTES
 
-    def commit(self, tree: pygit2.Oid | None = None) -> None:
-        """Writes the held blobs and the new trees under `tree` into the repository,
-        durably (libgit2's fsync for loose objects, `write_pack`'s for a pack)."""
+    def commit(self, tree: pygit2.Oid | None = None, commit: pygit2.Oid | None = None) -> None:
+        """Writes the held blobs, the new trees under `tree` and `commit` (of that tree)
+        into the repository, durably (libgit2's fsync for loose objects, `write_pack`'s
+        for a pack)."""
         if self._memory is None:
             return
         try:
-            oids = list(self._blobs) + (self._new_trees(tree) if tree is not None else [])
-            if len(oids) <= LOOSE_UP_TO:
+            exists = self.target.odb.exists
+            blobs = [oid for oid in self._blobs if not exists(oid)]  # a file put back
+            oids = blobs + (self._new_trees(tree) if tree is not None else [])
+            if commit is not None and not exists(commit):
+                oids.append(commit)
+            if not oids:
+                return
+            if len(oids) <= LOOSE_UP_TO and not (self.packs and self.packs.usable()):
                 for oid in oids:
                     self.target.odb.write(*self._read(oid))
-            elif oids:
-                objects = ((oid.raw, *self._read(oid)) for oid in oids)
-                write_pack(self.objects_dir / "pack", len(oids), objects)
+                return
+            objects = ((oid.raw, *self._read(oid)) for oid in oids)
+            pack = write_pack(self.objects_dir / "pack", len(oids), objects)
+            if self.packs is not None:
+                self.packs.added(pack, len(oids), self.target)
         finally:
             self.discard()
 
@@ -85,9 +105,9 @@ class ObjectBatch:
         self._held = 0
 
     def close(self) -> None:
-        """Forgets what is held and lets go of the batch's own handle now: pygit2 frees a
-        Repository only in the cycle collector, and until then the handle kept every pack
-        it had read open (deleted ones too, after the user's gc)."""
+        """Forgets what is held and lets go of the batch's own handle now: pygit2's
+        Repository is freed only by the cycle collector, and until then it would hold the
+        packs it opened (deleted ones too, after a merge or the user's gc)."""
         self.discard()
         if self._memory is not None:
             self._memory = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from . import faults
 from .durability import Touched, make_durable
 
 #: zlib level of the packed objects: libgit2 writes loose objects at level 1 too.
@@ -105,6 +106,7 @@ def write_pack(pack_dir: Path, count: int, objects: Iterable[tuple[bytes, int, b
     for source, target in zip((pack.path, index.path), final, strict=True):
         os.replace(source, target)  # the index last: it is what publishes the pack
     make_durable(Touched(dirs={pack_dir}))
+    faults.step("pack written")
     return final[0]
 
 

@@ -183,12 +183,17 @@ class PrivateIndex:
         tree = self.written_tree(index)
         return tree if tree == anchored else None
 
-    def anchor(self, tree: pygit2.Oid) -> None:
-        """Keeps everything the index names reachable, before the index is saved."""
+    def anchor_commit(self, repo: pygit2.Repository, tree: pygit2.Oid) -> pygit2.Oid:
+        """The commit that anchors `tree`, written through `repo`: a capture's batch, which
+        writes it to disk in one pack with the tree's new objects."""
         sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
-        commit = self.ws.repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
+        return repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
+
+    def anchor(self, commit: pygit2.Oid) -> None:
+        """Keeps everything the index names reachable, before the index is saved; the ref
+        is not written again when it already names `commit` (a capture with no change)."""
         ref = self.ws.repo.references.get(self.anchor_ref)
-        if ref is None or ref.target != commit:  # a capture with no change: already named
+        if ref is None or ref.target != commit:
             set_ref(self.ws.repo, self.anchor_ref, commit, "scan cache anchor")
 
     def written_tree(self, index: pygit2.Index) -> pygit2.Oid | None:

@@ -25,6 +25,7 @@ from pygit2.enums import DeltaStatus, DiffOption
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
 from ..core.objectbatch import LOOSE_UP_TO, ObjectBatch
+from ..core.ownpacks import OwnPacks
 from ..core.packfolder import PackFolder, fresh_object_database
 from ..core.rawhash import file_mode
 from ..core.repository import WorkspaceRepo
@@ -82,6 +83,7 @@ class Scanner:
         self._last_settings: Settings | None = None
         self._thread_repos: list[pygit2.Repository] = []
         self._packs = PackFolder(ws.objects_dir)
+        self._own_packs = OwnPacks(ws.objects_dir, ws.lock_path.parent / "packs")
         #: What the untracked verdicts were last checked against (revalidation.py), and
         #: whether a watcher capture has since touched untracked or ignore files.
         self._rules_checked: tuple[object, ...] | None = None
@@ -259,11 +261,7 @@ class Scanner:
         found = within_limits(index, list(dict.fromkeys(to_add)), settings, skipped, root)
         touched.update(to_add)
         total = len(found)
-        # Held in memory only when many files are hashed (a seeded index's first capture
-        # with its untracked files, a large turn): a handle of its own and a pack cost
-        # memory that a capture writing a few objects has no use for.
-        many = total > LOOSE_UP_TO
-        batch = ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=many)
+        batch = self._object_batch(hold=total > LOOSE_UP_TO)
         try:
             for done, (path, st) in enumerate(found, 1):
                 if done % 200 == 0:
@@ -281,10 +279,11 @@ class Scanner:
             check_cancel()
             report("Writing the snapshot", None)
             tree = index_tree(index, batch.repo, last, touched)
-            batch.commit(tree)  # on disk before the anchor or any turn names it
+            anchor = private.anchor_commit(batch.repo, tree)
+            batch.commit(tree, anchor)  # on disk before the anchor or any turn names it
         finally:
             batch.close()
-        private.anchor(tree)
+        private.anchor(anchor)
         private.tree = tree
         self._rules_checked, self._untracked_moved = rules, False
         unverified = private.unverified
@@ -301,6 +300,13 @@ class Scanner:
         for the special-file walk: a first full scan then lists no directory a second
         time beside its scan threads (which cost a first capture ~200 ms on linux's tree)."""
         return self._special_files.list_directory(rel_dir)
+
+    def _object_batch(self, hold: bool = False) -> ObjectBatch:
+        """Where a capture writes its objects: held in memory and written as one pack of
+        turnback's (ownpacks.py); or, where packs may not be written, held only when
+        there are many (a handle of its own costs what a few loose objects do not)."""
+        hold = hold or self._own_packs.usable()
+        return ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=hold, packs=self._own_packs)
 
     def _scan_repos(self, index: pygit2.Index) -> list[pygit2.Repository]:
         """One repository handle per scan thread; the workspace's own when one thread will do."""
@@ -389,16 +395,25 @@ class Scanner:
                     changes[verdict.path] = None
         if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
             self._untracked_moved = True  # the next full scan checks every untracked verdict
-        for path, st in within_limits(index, to_add, settings, skipped, root):
-            oid = hash_or_gone(self.ws.repo, os.path.join(root, path), st)
-            if oid is None:
-                drop(path)
-                continue
-            entry = Entry(str(oid), file_mode(st))
-            add_with_stat(index, path, oid, entry.mode, st)
-            changes[path] = entry
-        tree = tree_with(self.ws.repo, self.ws.repo[last], changes)
-        self.private.anchor(tree)
+        batch = self._object_batch()
+        try:
+            for path, st in within_limits(index, to_add, settings, skipped, root):
+                oid = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
+                if oid is None:
+                    drop(path)
+                    continue
+                batch.held_blob(oid, st.st_size)
+                entry = Entry(str(oid), file_mode(st))
+                add_with_stat(index, path, oid, entry.mode, st)
+                changes[path] = entry
+                if batch.over_limit():
+                    batch.commit()
+            tree = tree_with(batch.repo, batch.repo[last], changes)
+            anchor = self.private.anchor_commit(batch.repo, tree)
+            batch.commit(tree, anchor)  # on disk before the anchor names it
+        finally:
+            batch.close()
+        self.private.anchor(anchor)
         self.private.tree = tree
         # The index file is rewritten by the next full scan: the anchor already keeps
         # everything this in-memory index names, and a stale file is simply reseeded.
