@@ -46,6 +46,7 @@ from .results import (
 )
 from .snapshot import fswatch
 from .snapshot.members import WorkspaceScanner
+from .snapshot.packmerges import PackMerges
 from .snapshot.scanner import Progress, Snapshot
 from .snapshot.treewatch import TreeWatch
 
@@ -92,6 +93,7 @@ class Engine:
             scanner=self.scanner,
         )
         self.restorer = Restorer(self.ctx)
+        self.pack_merges = PackMerges(self.scanner, self._locked, self._lock)
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -179,6 +181,7 @@ class Engine:
 
     def close(self) -> None:
         """Saves the scan cache for the next process and stops watching."""
+        self.pack_merges.wait()
         with self._lock:
             self.scanner.flush()
             if self._watch is not None:
@@ -219,7 +222,8 @@ class Engine:
             else:
                 record = open_turn(self.ctx, timeline, snap, label, metadata, stamp)
             self.store.save(timeline)
-            return record.to_result(timeline.session)
+        self.pack_merges.start_if_due()  # once the capture has answered
+        return record.to_result(timeline.session)
 
     # ---- undo / redo ---------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pygit2
@@ -32,6 +33,7 @@ def _turns(root: Path, engine: Engine, count: int, start: int = 0) -> None:
         write(root, f"src/t{i % 3}.txt", f"turn {i}\n")
         write(root, f"deep/a/b/c/n{i % 2}.txt", f"nested {i}\n")
         engine.capture(phase="after")
+        engine.pack_merges.wait()  # merges run once a capture has answered
 
 
 def _every_object(root: Path) -> set[str]:
@@ -84,6 +86,34 @@ def test_merges_keep_every_object_and_bound_the_packs(tmp_path: Path, small_merg
     assert not (root / "deep").exists()
     engine.redo(options=RestoreOptions(count=24))
     assert (root / "src/t0.txt").read_bytes() == after
+
+
+# Proves a capture answers before the merge it made due has run: the merge waits on a
+# thread of its own, and the next capture waits for it, then finds the packs merged.
+def test_a_capture_answers_before_its_merge(
+    tmp_path: Path, small_merges: None, monkeypatch: pytest.MonkeyPatch
+):
+    root = make_repo(tmp_path / "repo")
+    engine = Engine(str(root))
+    go_on = threading.Event()
+    real = ownpacks.OwnPacks._write_merged
+
+    def held_back(self, ids, repo):
+        go_on.wait(timeout=30)
+        return real(self, ids, repo)
+
+    monkeypatch.setattr(ownpacks.OwnPacks, "_write_merged", held_back)
+    for i in range(3):  # the third pack makes a merge due
+        engine.capture(label=f"turn {i}")
+        write(root, f"src/t{i}.txt", f"turn {i}\n")
+    listed = len(_listed(root))
+
+    assert listed == ownpacks.MERGE_AT and engine.pack_merges._thread.is_alive()
+    go_on.set()
+    engine.capture(label="next")  # waits for the merge's lock, then captures
+    engine.pack_merges.wait()
+    assert len(_listed(root)) < listed
+    assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
 # Ensures a pack the user marked with .keep is never deleted, and no longer counted as ours.
@@ -160,6 +190,7 @@ def test_a_merge_stores_versions_as_deltas(tmp_path: Path, small_merges: None):
         lines[turn * 50] = f"edited in turn {turn}\n"
         write(root, "big.txt", "".join(lines))
         engine.capture(phase="after")
+        engine.pack_merges.wait()
     merged = [root / f".git/objects/pack/{name}.idx" for name in _listed(root)]
     report = git(root, "verify-pack", "-v", *map(str, merged))
 

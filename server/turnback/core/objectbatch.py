@@ -93,7 +93,7 @@ class ObjectBatch:
             objects = ((oid.raw, *self._read(oid)) for oid in oids)
             pack = write_pack(self.objects_dir / "pack", len(oids), objects)
             if self.packs is not None:
-                self.packs.added(pack, len(oids), self.target)
+                self.packs.added(pack, len(oids))
         finally:
             self.discard()
 

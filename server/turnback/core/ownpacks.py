@@ -6,7 +6,9 @@ tree. One small pack per capture costs three flushes instead (`packfile.write_pa
 packs add up: past `gc.autoPackLimit` (50) git's next `gc --auto` repacks the repository
 during the user's commit, and every pack costs each object lookup. So turnback lists the
 packs it wrote (a hint file beside its lock) and, once `MERGE_AT` of them are small,
-merges the newest into one.
+merges the newest into one: after the capture has answered, on a thread of the engine's
+(the merge's delta search costs 0.1-0.3 s on linux's tree, which no agent should wait
+for), under the repository's lock like any other write.
 
 A merge writes deltas, as `git repack` would: each object is named by the tree that lists
 it, so libgit2's packbuilder stores a file's or folder's new version as its change from
@@ -67,6 +69,8 @@ class OwnPacks:
     def __init__(self, objects_dir: Path, list_path: Path) -> None:
         self.pack_dir = objects_dir / "pack"
         self.list_path = list_path
+        #: Whether the last pack `added` made a merge due.
+        self.due = False
 
     def usable(self) -> bool:
         """Whether a capture may write a pack here: not where a multi-pack-index may name
@@ -74,15 +78,25 @@ class OwnPacks:
         open cannot be deleted (packs would add up unmerged)."""
         return os.name != "nt" and not (self.pack_dir / "multi-pack-index").exists()
 
-    def added(self, pack: Path, objects: int, repo: pygit2.Repository) -> None:
-        """Records a pack just written, then merges the small ones if there are enough.
+    def added(self, pack: Path, objects: int) -> None:
+        """Records a pack just written; `due` then says whether a merge should follow.
 
-        The pack is already on stable storage: a list that cannot be written or a merge
-        that fails is logged, never the capture's failure."""
+        The pack is already on stable storage: a list that cannot be written is logged,
+        never the capture's failure (it only leaves packs unmerged)."""
         try:
             packs = self._load()
             packs.append(OwnPack(pack.stem, objects))
             self._save(packs)
+            self.due = bool(merge_due(packs))
+        except OSError as error:
+            log.warning("turnback: could not list its packs in %s: %s", self.pack_dir, error)
+
+    def merge(self, repo: pygit2.Repository) -> None:
+        """Merges the newest small packs if enough have added up. Run under the
+        repository's lock, after the capture that wrote the last one has answered."""
+        self.due = False
+        try:
+            packs = self._load()
             due = merge_due(packs)
             if due and self.usable():
                 self._merge(packs, due, repo)

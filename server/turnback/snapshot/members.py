@@ -158,8 +158,20 @@ class WorkspaceScanner:
     def release_deleted_packs(self) -> None:
         """New object databases for the handles of a repository whose packs git deleted
         (gc, repack), so that none stays open for the server's lifetime (packfolder.py)."""
-        for scanner in [self.root, *(member.scanner for member in self.members.values())]:
+        for scanner in self._scanners():
             scanner.release_deleted_packs()
+
+    def packs_due(self) -> bool:
+        return any(scanner.packs_due() for scanner in self._scanners())
+
+    def merge_packs(self) -> None:
+        """Merges each repository's small packs where enough have added up (under the lock)."""
+        for scanner in self._scanners():
+            if scanner.packs_due():
+                scanner.merge_packs()
+
+    def _scanners(self) -> list[Scanner]:
+        return [self.root, *(member.scanner for member in self.members.values())]
 
     def lock_paths(self) -> list[Path]:
         """The root's repository lock and its members', each once, in one global order (by

@@ -308,6 +308,19 @@ class Scanner:
         hold = hold or self._own_packs.usable()
         return ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=hold, packs=self._own_packs)
 
+    def packs_due(self) -> bool:
+        """Whether this repository's captures left enough packs to merge (`merge_packs`)."""
+        return self._own_packs.due
+
+    def merge_packs(self) -> None:
+        """Merges turnback's small packs, through a handle of its own that is freed at
+        once (it would otherwise hold the merged-away packs open). Under the lock."""
+        handle = self.ws.open_again()
+        try:
+            self._own_packs.merge(handle)
+        finally:
+            handle.free()
+
     def _scan_repos(self, index: pygit2.Index) -> list[pygit2.Repository]:
         """One repository handle per scan thread; the workspace's own when one thread will do."""
         if len(index) < PARALLEL_FROM or threads() < 2:
