@@ -776,7 +776,9 @@ class Bench:
             git(self.work, "gc", "-q", "--prune=now")
             full_before = self.odb_usage()["packBytes"]
         before = self.odb_usage()
-        mirror = GitCommitPerTurn(self.work, REPOS_DIR / f"gitcommit-{LABEL}.git", GIT_ENV)
+        mirror = GitCommitPerTurn(
+            self.work, self.src / ".git" / "objects", REPOS_DIR / f"gitcommit-{LABEL}.git", GIT_ENV
+        )
         mirror.start()
         git_seconds = 0.0
         rng = random.Random(SEED + 7)
