@@ -25,6 +25,7 @@ class GitCommitPerTurn:
         self.base_objects = base_objects
         self.git_dir = git_dir
         self.env = env
+        self.start_pack_bytes = 0
 
     def git(self, *args: str) -> str:
         return subprocess.run(
@@ -51,6 +52,12 @@ class GitCommitPerTurn:
             check=True,
         ).stdout.strip()
         self.git("update-ref", "HEAD", head)
+        # The work tree as it stands (its untracked files too), committed and packed before
+        # the first turn: turnback's first capture wrote those objects before the section
+        # measured its own starting point, so git's growth leaves them out as well.
+        self.commit_turn(-1)
+        self.git("repack", "-d", "-q")
+        self.start_pack_bytes = self.usage()["packBytes"]
 
     def commit_turn(self, turn: int) -> None:
         self.git("add", "-A")
@@ -78,6 +85,6 @@ class GitCommitPerTurn:
         after = self.usage()
         return {
             "looseGrowthBytes": before["looseBytes"],
-            "repackGrowthBytes": after["packBytes"] + after["looseBytes"],
+            "repackGrowthBytes": after["packBytes"] - self.start_pack_bytes + after["looseBytes"],
             "countObjects": dict(line.split(": ", 1) for line in count.splitlines()),
         }
