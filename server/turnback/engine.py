@@ -46,9 +46,9 @@ from .results import (
 )
 from .snapshot import fswatch
 from .snapshot.members import WorkspaceScanner
-from .snapshot.packmerges import PackMerges
 from .snapshot.scanner import Progress, Snapshot
 from .snapshot.treewatch import TreeWatch
+from .snapshot.unpacking import Unpacking
 
 
 def check_session(session: Any) -> str | None:
@@ -93,7 +93,7 @@ class Engine:
             scanner=self.scanner,
         )
         self.restorer = Restorer(self.ctx)
-        self.pack_merges = PackMerges(self.scanner, self._locked, self._lock)
+        self.unpacking = Unpacking(self.scanner)
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -181,7 +181,7 @@ class Engine:
 
     def close(self) -> None:
         """Saves the scan cache for the next process and stops watching."""
-        self.pack_merges.wait()
+        self.unpacking.wait()
         with self._lock:
             self.scanner.flush()
             if self._watch is not None:
@@ -222,7 +222,7 @@ class Engine:
             else:
                 record = open_turn(self.ctx, timeline, snap, label, metadata, stamp)
             self.store.save(timeline)
-        self.pack_merges.start_if_due()  # once the capture has answered
+        self.unpacking.start_if_due()  # its objects written loose once it has answered
         return record.to_result(timeline.session)
 
     # ---- undo / redo ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""One pack per capture, merged as they add up (core/ownpacks.py), against real git."""
+"""A capture's few objects go into one pack, unpacked into loose objects once it has
+answered (core/ownpacks.py, snapshot/unpacking.py), against real git."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from helpers import git, make_repo, write
 from turnback.core import ownpacks
-from turnback.core.ownpacks import OwnPack, merge_due, pack_ids
+from turnback.core.ownpacks import pack_ids
 from turnback.core.packfile import write_pack
 from turnback.engine import Engine
 from turnback.history.context import RestoreOptions
@@ -23,153 +24,185 @@ def _packs(root: Path) -> set[str]:
 
 def _listed(root: Path) -> list[str]:
     path = root / ".git/turnback/packs"
-    return [line.split()[0] for line in path.read_text().splitlines()] if path.exists() else []
+    return path.read_text().split() if path.exists() else []
 
 
 def _turns(root: Path, engine: Engine, count: int, start: int = 0) -> None:
-    """`count` sealed turns, each editing two files."""
+    """`count` sealed turns, each editing two files, each unpacked before the next."""
     for i in range(start, start + count):
         engine.capture(label=f"turn {i}")
         write(root, f"src/t{i % 3}.txt", f"turn {i}\n")
         write(root, f"deep/a/b/c/n{i % 2}.txt", f"nested {i}\n")
         engine.capture(phase="after")
-        engine.pack_merges.wait()  # merges run once a capture has answered
+        engine.unpacking.wait()
 
 
-def _every_object(root: Path) -> set[str]:
-    """Every object id in the repository's packs and loose folders."""
-    found = set()
-    for idx in (root / ".git/objects/pack").glob("*.idx"):
-        found |= {raw.hex() for raw in pack_ids(idx)}
-    for loose in (root / ".git/objects").glob("[0-9a-f][0-9a-f]/*"):
-        found.add(loose.parent.name + loose.name)
-    return found
+def _loose(root: Path) -> set[str]:
+    return {p.parent.name + p.name for p in (root / ".git/objects").glob("[0-9a-f][0-9a-f]/*")}
 
 
-@pytest.fixture
-def small_merges(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ownpacks, "MERGE_AT", 3)
+def _held_back(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Unpacking waits for the event, as if the capture's thread had not let it run yet."""
+    go_on = threading.Event()
+    real = ownpacks.OwnPacks.unpack
+
+    def held_back(self, repo):
+        go_on.wait(timeout=30)
+        return real(self, repo)
+
+    monkeypatch.setattr(ownpacks.OwnPacks, "unpack", held_back)
+    return go_on
 
 
-# Proves a small turn writes its objects as one pack of turnback's, not one loose file each.
-def test_a_small_turn_writes_one_listed_pack(tmp_path: Path):
+# Proves a turn's objects are one listed pack when the capture answers, and loose (the
+# pack gone, the list empty) once unpacked: what git's incremental repack deltifies.
+def test_a_turn_writes_one_pack_then_unpacks_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
     engine.capture(label="turn")
-    before = _packs(root)
+    engine.unpacking.wait()
+    before, loose_before = _packs(root), _loose(root)
+    go_on = _held_back(monkeypatch)
     write(root, "src/app.py", "print('v2')\n")
 
     engine.capture(phase="after")
 
-    new = _packs(root) - before
-    assert len(new) == 1 and new <= set(_listed(root))
+    (new,) = _packs(root) - before
+    ids = {raw.hex() for raw in pack_ids(root / f".git/objects/pack/{new}.idx")}
+    assert _listed(root) == [new] and not ids & _loose(root)
+    assert len(ids) >= 3  # the blob, the trees above it, the anchor commit
+    go_on.set()
+    engine.unpacking.wait()
+    assert _packs(root) == before and _listed(root) == []
+    assert ids <= _loose(root) - loose_before
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
-# Proves many turns leave a bounded number of packs, lose no object, and read back whole.
-def test_merges_keep_every_object_and_bound_the_packs(tmp_path: Path, small_merges: None):
+# Proves many turns lose no object to unpacking: every turn undoes and redoes, git fsck
+# is clean, and no pack of turnback's is left.
+def test_turns_unpacked_all_undo_and_redo(tmp_path: Path):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
-    seen: set[str] = set()
-    most = 0
-    for round_ in range(6):
-        _turns(root, engine, 4, start=4 * round_)
-        seen |= _every_object(root)
-        most = max(most, len(_listed(root)))
-    assert most < ownpacks.MERGE_AT + 1
-    assert seen <= _every_object(root), "a merge dropped objects"
-    assert len(_packs(root)) < 8
+    packs = _packs(root)
+
+    _turns(root, engine, 12)
+
+    assert _packs(root) == packs and _listed(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
-    # Every turn's snapshots read back: undo all 24 turns, then redo them.
     after = (root / "src/t0.txt").read_bytes()
-    engine.undo(options=RestoreOptions(count=24))
+    engine.undo(options=RestoreOptions(count=12))
     assert not (root / "deep").exists()
-    engine.redo(options=RestoreOptions(count=24))
+    engine.redo(options=RestoreOptions(count=12))
     assert (root / "src/t0.txt").read_bytes() == after
 
 
-# Proves a capture answers before the merge it made due has run: the merge waits on a
-# thread of its own, and the next capture waits for it, then finds the packs merged.
-def test_a_capture_answers_before_its_merge(
-    tmp_path: Path, small_merges: None, monkeypatch: pytest.MonkeyPatch
-):
+# Proves a capture answers before its pack is unpacked, and a capture taken meanwhile
+# neither waits for unpacking nor disturbs it.
+def test_a_capture_answers_before_unpacking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
-    go_on = threading.Event()
-    real = ownpacks.OwnPacks._write_merged
+    go_on = _held_back(monkeypatch)
+    engine.capture(label="turn 0")
+    write(root, "src/t0.txt", "turn 0\n")
+    engine.capture(label="turn 1")  # the thread still waits: this capture does not
+    write(root, "src/t1.txt", "turn 1\n")
+    engine.capture(label="turn 2")
 
-    def held_back(self, ids, repo):
-        go_on.wait(timeout=30)
-        return real(self, ids, repo)
-
-    monkeypatch.setattr(ownpacks.OwnPacks, "_write_merged", held_back)
-    for i in range(3):  # the third pack makes a merge due
-        engine.capture(label=f"turn {i}")
-        write(root, f"src/t{i}.txt", f"turn {i}\n")
-    listed = len(_listed(root))
-
-    assert listed == ownpacks.MERGE_AT and engine.pack_merges._thread.is_alive()
+    assert len(_listed(root)) >= 2 and engine.unpacking._thread.is_alive()
     go_on.set()
-    engine.capture(label="next")  # waits for the merge's lock, then captures
-    engine.pack_merges.wait()
-    assert len(_listed(root)) < listed
+    engine.unpacking.wait()
+    engine.capture(label="turn 3")  # lists the packs the first thread left, if any
+    engine.unpacking.wait()
+    assert _listed(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
-# Ensures a pack the user marked with .keep is never deleted, and no longer counted as ours.
-def test_a_kept_pack_is_never_deleted(tmp_path: Path, small_merges: None):
+# Ensures a pack whose objects did not all land loose is never deleted: the capture's
+# objects stay readable, the pack stays listed for the next try.
+def test_a_pack_not_wholly_unpacked_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
-    _turns(root, engine, 1)
-    kept = _listed(root)[0]
+    engine.capture(label="turn")
+    engine.unpacking.wait()
+    real = ownpacks.OwnPacks._loose_path
+    monkeypatch.setattr(ownpacks.OwnPacks, "_loose_path", lambda self, raw: real(self, raw[::-1]))
+    write(root, "src/app.py", "print('v2')\n")
+
+    engine.capture(phase="after")
+    engine.unpacking.wait()
+
+    (kept,) = _listed(root)
+    assert kept in _packs(root)
+    monkeypatch.undo()
+    write(root, "src/app.py", "print('v3')\n")
+    engine.capture(label="next")  # its own pack, and the one left, unpacked now
+    engine.unpacking.wait()
+    assert kept not in _packs(root) and _listed(root) == []
+    assert git(root, "fsck", "--strict", "--no-dangling") == ""
+
+
+# Ensures a pack the user marked with .keep is never deleted (its objects are loose too).
+def test_a_kept_pack_is_never_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = make_repo(tmp_path / "repo")
+    engine = Engine(str(root))
+    go_on = _held_back(monkeypatch)
+    engine.capture(label="turn")
+    write(root, "src/app.py", "print('v2')\n")
+    engine.capture(phase="after")
+    kept = _listed(root)[-1]
     (root / f".git/objects/pack/{kept}.keep").write_text("mine\n")
 
-    _turns(root, engine, 6, start=1)
+    go_on.set()
+    engine.unpacking.wait()
 
-    assert kept in _packs(root) and kept not in _listed(root)
+    assert kept in _packs(root) and _listed(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
 # Ensures that where a multi-pack-index may name packs, turnback neither writes nor deletes
-# packs: a small turn's objects are loose, as before.
-def test_a_multi_pack_index_keeps_objects_loose(tmp_path: Path, small_merges: None):
+# packs: a small turn's objects are loose at once, as before.
+def test_a_multi_pack_index_keeps_objects_loose(tmp_path: Path):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
-    _turns(root, engine, 2)
+    _turns(root, engine, 1)
+    git(root, "repack", "-adq")
     git(root, "multi-pack-index", "write")
     before = _packs(root)
 
-    _turns(root, engine, 4, start=2)
+    _turns(root, engine, 3, start=1)
 
-    assert _packs(root) == before
+    assert _packs(root) == before and _listed(root) == []
     git(root, "multi-pack-index", "verify")
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
-# Ensures the user's `git gc` between turns (which repacks turnback's packs away) leaves
-# the list and the next merges working.
-def test_git_gc_between_turns(tmp_path: Path, small_merges: None):
+# Ensures the user's `git gc` between a capture and its unpacking (which repacks the
+# listed pack away) leaves nothing to unpack and nothing lost.
+def test_git_gc_before_unpacking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
-    _turns(root, engine, 3)
+    go_on = _held_back(monkeypatch)
+    engine.capture(label="turn")
+    write(root, "deep/a/b.txt", "new\n")
+    engine.capture(phase="after")
     git(root, "gc", "-q", "--prune=now")
-    assert not set(_listed(root)) & _packs(root)
 
-    _turns(root, engine, 5, start=3)
+    go_on.set()
+    engine.unpacking.wait()
 
-    assert set(_listed(root)) <= _packs(root)
+    assert _listed(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
-    engine.undo(options=RestoreOptions(count=8))
+    engine.undo()
     assert not (root / "deep").exists()
 
 
-# Ensures a pack list that cannot be written costs merges, never a capture: the turn's
-# pack is already durable, and the turn undoes.
+# Ensures a pack list that cannot be written never fails a capture: the turn's pack is
+# already durable (it stays a pack), and the turn undoes.
 def test_an_unwritable_list_never_fails_a_capture(tmp_path: Path):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
     _turns(root, engine, 1)
-    (root / ".git/turnback/packs").unlink()
+    (root / ".git/turnback/packs").unlink(missing_ok=True)
     (root / ".git/turnback/packs").mkdir()
 
     _turns(root, engine, 2, start=1)
@@ -177,70 +210,6 @@ def test_an_unwritable_list_never_fails_a_capture(tmp_path: Path):
     engine.undo(options=RestoreOptions(count=3))
     assert not (root / "deep").exists()
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
-
-
-# Proves a merge stores a file's versions as deltas, as git's repack would (git
-# verify-pack reads the chains), so merged packs cost about what git commit adds.
-def test_a_merge_stores_versions_as_deltas(tmp_path: Path, small_merges: None):
-    root = make_repo(tmp_path / "repo")
-    lines = [f"line {i}: {'x' * 60}\n" for i in range(400)]  # ~28 KB, edited a line a turn
-    engine = Engine(str(root))
-    for turn in range(6):
-        engine.capture(label=f"turn {turn}")
-        lines[turn * 50] = f"edited in turn {turn}\n"
-        write(root, "big.txt", "".join(lines))
-        engine.capture(phase="after")
-        engine.pack_merges.wait()
-    merged = [root / f".git/objects/pack/{name}.idx" for name in _listed(root)]
-    report = git(root, "verify-pack", "-v", *map(str, merged))
-
-    assert "chain length = 1" in report  # git read objects stored as deltas
-    pack_bytes = sum(idx.with_suffix(".pack").stat().st_size for idx in merged)
-    assert pack_bytes < 4 * 28_000  # six versions of big.txt, whole, would be ~6 x 28 KB
-    assert git(root, "fsck", "--strict", "--no-dangling") == ""
-
-
-# Ensures a merged pack that does not hold exactly what was merged is never published and
-# no pack is deleted: the capture still succeeds, every object is still there.
-def test_a_merged_pack_missing_an_object_deletes_nothing(
-    tmp_path: Path, small_merges: None, monkeypatch: pytest.MonkeyPatch
-):
-    root = make_repo(tmp_path / "repo")
-    engine = Engine(str(root))
-    _turns(root, engine, 2)
-    before = _every_object(root)
-    packs = _packs(root)
-    real = ownpacks.write_delta_pack
-
-    def drops_one(repo, objects, folder, threads):  # a packbuilder that lost an object
-        real(repo, objects[1:], folder, threads)
-
-    monkeypatch.setattr(ownpacks, "write_delta_pack", drops_one)
-    _turns(root, engine, 2, start=2)
-
-    assert packs <= _packs(root) and before <= _every_object(root)
-    assert not list((root / ".git/objects/pack").glob("tmp_turnback_merge_*"))
-    assert git(root, "fsck", "--strict", "--no-dangling") == ""
-    engine.undo(options=RestoreOptions(count=4))
-    assert not (root / "deep").exists()
-
-
-# Proves the merge policy: never more than MERGE_AT small packs, settled ones left alone,
-# and each object rewritten a few times (about log2), not once per merge.
-def test_merge_policy_bounds_packs_and_rewrites():
-    packs: list[OwnPack] = [OwnPack("pack-cold", ownpacks.SETTLED + 1)]
-    rewritten = 0
-    for turn in range(2000):
-        packs.append(OwnPack(f"pack-{turn}", 50))
-        due = merge_due(packs)
-        if due:
-            assert ownpacks.SETTLED + 1 not in [p.objects for p in due]
-            merged = sum(p.objects for p in due)
-            rewritten += merged
-            packs = [p for p in packs if p not in due] + [OwnPack(f"pack-m{turn}", merged)]
-        assert sum(p.objects < ownpacks.SETTLED for p in packs) < ownpacks.MERGE_AT
-    assert rewritten / (2000 * 50) < 8
-    assert len(packs) < ownpacks.MERGE_AT + 2000 * 50 // ownpacks.SETTLED
 
 
 # Proves pack_ids reads back exactly the ids write_pack indexed, and refuses other files.

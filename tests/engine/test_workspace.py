@@ -102,6 +102,7 @@ def test_repository_deleted_during_the_turn(tmp_path: Path):
     before = tree_state(ws)
     engine = Engine(str(ws))
     engine.capture(label="t")
+    engine.unpacking.wait()  # the user's rm -rf would race its loose writes, as git gc's
     shutil.rmtree(ws / "api")
     write(ws, "web/index.js", "web v2\n")
     result = to_wire(engine.undo())
@@ -251,6 +252,7 @@ def test_watcher_notices_a_repository_going(tmp_path: Path):
         pytest.skip("no inotify here")
     try:
         engine.capture(label="t1")
+        engine.unpacking.wait()  # the user's rm -rf would race its loose writes, as git gc's
         shutil.rmtree(ws / "web")
         turn = to_wire(engine.capture(label="t2"))
         assert [r["path"] for r in turn["repositories"]] == ["api"]

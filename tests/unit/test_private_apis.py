@@ -21,7 +21,6 @@ from pygls.lsp.client import LanguageClient
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from helpers import git
 from turnback.core import pygit2_internals
 from turnback.lsp import pygls_internals
 from turnback.lsp.protocol import TurnbackProtocol
@@ -219,21 +218,3 @@ def test_pygit2_mempack_holds_writes_in_memory(tmp_path: Path):
     assert held not in handle
     with pytest.raises(KeyError):
         memory.read(held)
-
-
-# Proves the packbuilder, reached through cffi with names, writes exactly the objects asked
-# for into the folder given, with deltas between similar ones that git itself reads.
-def test_pygit2_packbuilder_writes_named_objects_with_deltas(tmp_path: Path):
-    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
-    text = b"".join(b"line %d of a file that changes a little\n" % i for i in range(300))
-    versions = [repo.create_blob(text.replace(b"line %d " % i, b"edit ")) for i in range(4)]
-    folder = tmp_path / "out"
-    folder.mkdir()
-
-    named = [(version.raw, b"file.txt") for version in versions]
-    pygit2_internals.write_delta_pack(repo, named, str(folder), 1)
-
-    (index,) = folder.glob("pack-*.idx")
-    listed = git(tmp_path, "verify-pack", "-v", str(index))
-    assert {line.split()[0] for line in listed.splitlines()[:4]} == {str(v) for v in versions}
-    assert "chain length = 1" in listed

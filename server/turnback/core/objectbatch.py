@@ -6,10 +6,11 @@ file created, compressed and fsynced with its directory (`ENABLE_FSYNC_GITDIR`):
 a ~580 ms cold capture, 50-100 ms of a turn's, where git's own temporary-index method
 fsyncs nothing. Objects written through `ObjectBatch.repo` stay in memory (libgit2's
 mempack backend on a handle of their own) and `commit` writes them into the repository
-as one pack (`packfile`: three flushes) before anything names them; turnback's packs are
-merged as they add up (`ownpacks`). Without a pack list (or where a multi-pack-index
-forbids packs) a few objects are written loose, as git would. Reads through the handle
-see the repository's objects and the batch's.
+as one pack (`packfile`: three flushes) before anything names them. A few objects, which
+git would keep loose, are listed to be unpacked into loose objects once the capture has
+answered (`ownpacks`); where that cannot be (a multi-pack-index, Windows), they are
+written loose at once. Reads through the handle see the repository's objects and the
+batch's.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from .pygit2_internals import MemoryObjects
 from .rawhash import STREAM_ABOVE
 from .treeops import DIR_MODE, raw_tree_entries
 
-#: Without turnback's pack list, up to this many new objects are written loose; more go
-#: into one pack.
+#: Up to this many new objects end loose (unpacked after the capture, or written loose);
+#: more stay one pack, as git's own large writes do.
 LOOSE_UP_TO = 64
 #: Blob bytes held in memory before `over_limit` asks for a commit (server memory).
 HELD_BYTES = 8 << 20
@@ -86,14 +87,15 @@ class ObjectBatch:
                 oids.append(commit)
             if not oids:
                 return
-            if len(oids) <= LOOSE_UP_TO and not (self.packs and self.packs.usable()):
+            to_unpack = len(oids) <= LOOSE_UP_TO and self.packs is not None and self.packs.usable()
+            if len(oids) <= LOOSE_UP_TO and not to_unpack:
                 for oid in oids:
                     self.target.odb.write(*self._read(oid))
                 return
             objects = ((oid.raw, *self._read(oid)) for oid in oids)
             pack = write_pack(self.objects_dir / "pack", len(oids), objects)
-            if self.packs is not None:
-                self.packs.added(pack, len(oids))
+            if to_unpack:
+                self.packs.added(pack)  # written loose once the capture has answered
         finally:
             self.discard()
 
@@ -107,7 +109,7 @@ class ObjectBatch:
     def close(self) -> None:
         """Forgets what is held and lets go of the batch's own handle now: pygit2's
         Repository is freed only by the cycle collector, and until then it would hold the
-        packs it opened (deleted ones too, after a merge or the user's gc)."""
+        packs it opened (deleted ones too, once unpacked or after the user's gc)."""
         self.discard()
         if self._memory is not None:
             self._memory = None

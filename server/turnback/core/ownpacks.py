@@ -1,185 +1,138 @@
-"""turnback's own packs: one per capture, merged before git finds too many.
+"""turnback's own packs: one per capture, unpacked into loose objects once it has answered.
 
-A capture used to write its few new objects (the changed files' blobs, the trees above
-them) loose: one file created and flushed per object, 50-100 ms of a capture on a real
-tree. One small pack per capture costs three flushes instead (`packfile.write_pack`), but
-packs add up: past `gc.autoPackLimit` (50) git's next `gc --auto` repacks the repository
-during the user's commit, and every pack costs each object lookup. So turnback lists the
-packs it wrote (a hint file beside its lock) and, once `MERGE_AT` of them are small,
-merges the newest into one: after the capture has answered, on a thread of the engine's
-(the merge's delta search costs 0.1-0.3 s on linux's tree, which no agent should wait
-for), under the repository's lock like any other write.
+A capture writes its few new objects (the changed files' blobs, the trees above them, the
+anchor commit: ~50 on a real tree) as one pack, three flushes (`packfile.write_pack`),
+where loose objects cost a file and its folder flushed each: 36-48 ms of a full-scan
+capture on linux's tree. Packs would stay packs, though: git's incremental repack
+(`repack -d`) deltifies only loose objects, so turnback's blobs and trees would stay
+whole until the user's next full gc (1.49x what `git commit` adds, bench/README.md run
+r), and past `gc.autoPackLimit` git would repack everything during the user's commit.
+So once the capture has answered, a thread (snapshot/unpacking.py) writes each listed
+pack's objects loose, as the capture used to, and deletes the pack: the repository ends
+as it did before, and no agent waits for the flushes.
 
-A merge writes deltas, as `git repack` would: each object is named by the tree that lists
-it, so libgit2's packbuilder stores a file's or folder's new version as its change from
-the last. git's incremental repack (`repack -d`) packs only loose objects, so packs
-merged whole would stay whole until the user's next full gc: 1.49x the bytes `git
-commit` adds for the same turns (bench/README.md, run r), where loose objects came to
-1.02x. The merged pack's index lists the ids libgit2 computed from what it wrote; it must
-name exactly the objects merged, or nothing is deleted.
-
-A merge is safe at every point: the merged pack is on stable storage before any old one
-is deleted, and an old one is deleted index first, so a reader sees each object in at
-least one pack. A pack with a `.keep` is never deleted; where a `multi-pack-index`
-names packs, nothing is packed or deleted (captures write loose objects, as git would).
-Losing the list only leaves packs unmerged, for git's own gc to take.
+Safe at every point: a pack is on stable storage before anything names its objects; its
+objects are written loose through a loose-only object database (libgit2 computes each id
+from what it wrote, and flushes the file and its folder), each is checked on disk, and
+only then is the pack deleted, index first. Readers find every object in the pack or
+loose, as while the user's own gc runs; no repository lock is needed. A crash leaves a
+pack listed, unpacked by the next process; a lost list leaves packs for git's gc. A pack
+with a `.keep` is never deleted; where a multi-pack-index exists, and on Windows (a pack
+a handle has open cannot be deleted), captures write loose objects as before.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
 import struct
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from ..errors import Busy
 from . import faults
-from .durability import Touched, make_durable
-from .pygit2_internals import write_delta_pack
-from .treeops import raw_tree_entries
+from .locking import repository_lock
 
 log = logging.getLogger(__name__)
 
-#: Small packs of turnback's that trigger a merge: well under git's `gc.autoPackLimit`.
-MERGE_AT = 10
-#: A pack with this many objects is left as it is, so a merge never rewrites more than
-#: ~2x: its delta search costs ~0.4 ms an object on linux's tree (a capture waits for it).
-SETTLED = 1_000
+#: libgit2's zlib level for loose objects (what the capture's own loose writes used).
+_LOOSE_COMPRESSION = 1
+#: How long unpacking waits for a capture that is recording its pack in the list.
+_LIST_LOCK_TIMEOUT = 10.0
 _IDX_HEADER = b"\xfftOc" + struct.pack(">I", 2)
 _FANOUT_END = 8 + 256 * 4
-#: A merge writes its pack in a folder of this prefix inside the pack folder, first.
-_STAGING = "tmp_turnback_merge_"
-#: git's type number of a tree.
-_TREE = 2
-
-
-@dataclass(frozen=True)
-class OwnPack:
-    name: str  # pack-<checksum>, without suffix
-    objects: int
 
 
 class OwnPacks:
-    """The packs turnback wrote into one objects folder, oldest first."""
+    """The packs captures wrote into one objects folder and that still wait to be unpacked."""
 
     def __init__(self, objects_dir: Path, list_path: Path) -> None:
+        self.objects_dir = objects_dir
         self.pack_dir = objects_dir / "pack"
         self.list_path = list_path
-        #: Whether the last pack `added` made a merge due.
+        self._list_lock = list_path.with_name(list_path.name + ".lock")
+        #: Whether a pack was added since the last `unpack`.
         self.due = False
 
     def usable(self) -> bool:
-        """Whether a capture may write a pack here: not where a multi-pack-index may name
-        packs that a merge would delete, nor on Windows, where a pack that a handle has
-        open cannot be deleted (packs would add up unmerged)."""
+        """Whether a capture may write a pack to unpack here: not where a multi-pack-index
+        may name it, nor on Windows, where a pack a handle has open cannot be deleted."""
         return os.name != "nt" and not (self.pack_dir / "multi-pack-index").exists()
 
-    def added(self, pack: Path, objects: int) -> None:
-        """Records a pack just written; `due` then says whether a merge should follow.
-
-        The pack is already on stable storage: a list that cannot be written is logged,
-        never the capture's failure (it only leaves packs unmerged)."""
+    def added(self, pack: Path) -> None:
+        """Lists a pack just written (already on stable storage). A list that cannot be
+        written is logged, never the capture's failure: the pack stays a pack."""
         try:
-            packs = self._load()
-            packs.append(OwnPack(pack.stem, objects))
-            self._save(packs)
-            self.due = bool(merge_due(packs))
-        except OSError as error:
-            log.warning("turnback: could not list its packs in %s: %s", self.pack_dir, error)
+            with repository_lock(self._list_lock, _LIST_LOCK_TIMEOUT):
+                self._save([*self._load(), pack.stem])
+            self.due = True
+        except (OSError, Busy) as error:
+            log.warning("turnback: could not list its pack in %s: %s", self.pack_dir, error)
 
-    def merge(self, repo: pygit2.Repository) -> None:
-        """Merges the newest small packs if enough have added up. Run under the
-        repository's lock, after the capture that wrote the last one has answered."""
+    def unpack(self, repo: pygit2.Repository) -> None:
+        """Writes every listed pack's objects loose, then deletes the pack. `repo` is a
+        handle of the caller's own (its thread's), not the one captures use."""
         self.due = False
+        loose = pygit2.Odb()
+        flushed = True  # each file and its folder, as the capture's own loose writes are
+        loose.add_backend(
+            pygit2.OdbBackendLoose(str(self.objects_dir), _LOOSE_COMPRESSION, flushed), 1
+        )
         try:
-            packs = self._load()
-            due = merge_due(packs)
-            if due and self.usable():
-                self._merge(packs, due, repo)
-        except (OSError, ValueError, KeyError, pygit2.GitError) as error:
-            log.warning("turnback: could not merge its packs in %s: %s", self.pack_dir, error)
+            with repository_lock(self._list_lock, _LIST_LOCK_TIMEOUT):
+                names = self._load()
+                self._save(names)  # without the packs git's gc took meanwhile
+            for name in names:
+                self._unpack(name, repo, loose)
+                with repository_lock(self._list_lock, _LIST_LOCK_TIMEOUT):
+                    self._save([other for other in self._load() if other != name])
+        except (OSError, ValueError, Busy, pygit2.GitError) as error:
+            # The pack stays, listed: the next capture's unpacking tries again.
+            log.warning("turnback: could not unpack its packs in %s: %s", self.pack_dir, error)
 
-    def _merge(self, packs: list[OwnPack], due: list[OwnPack], repo: pygit2.Repository) -> None:
-        ids = list(dict.fromkeys(raw for pack in due for raw in pack_ids(self._path(pack, ".idx"))))
-        merged = self._write_merged(ids, repo)
-        faults.step("pack merged")
-        kept = [pack for pack in packs if pack not in due]
-        self._save(kept + [OwnPack(merged.stem, len(ids))])
-        for pack in due:
-            if pack.name == merged.stem or self._path(pack, ".keep").exists():
-                continue  # the same pack again (a merge cut short, redone), or kept
-            for suffix in (".idx", ".rev", ".pack"):  # the index first: it publishes a pack
-                self._path(pack, suffix).unlink(missing_ok=True)
-            faults.step("pack deleted")
+    def _unpack(self, name: str, repo: pygit2.Repository, loose: pygit2.Odb) -> None:
+        index = self.pack_dir / f"{name}.idx"
+        ids = pack_ids(index)
+        for raw in ids:
+            if not index.exists():
+                # Repacked by git, or the repository deleted (a nested one, say): nothing
+                # to unpack, and no folder of a deleted repository is made again.
+                return
+            oid = pygit2.Oid(raw=raw)
+            if not loose.exists(oid) and loose.write(*repo.odb.read(oid)) != oid:
+                raise ValueError(f"{oid} read back from {name} as other bytes")
+        faults.step("pack unpacked")
+        missing = [raw.hex() for raw in ids if not self._loose_path(raw).is_file()]
+        if missing:
+            raise ValueError(f"{len(missing)} objects of {name} are not loose, e.g. {missing[0]}")
+        if (self.pack_dir / f"{name}.keep").exists():
+            return  # the user keeps it: its objects are loose as well now, which is harmless
+        for suffix in (".idx", ".rev", ".pack"):  # the index first: it publishes a pack
+            (self.pack_dir / f"{name}{suffix}").unlink(missing_ok=True)
+        faults.step("pack deleted")
 
-    def _write_merged(self, ids: list[bytes], repo: pygit2.Repository) -> Path:
-        """One pack of `ids`, each object a delta against a similar one where that pays
-        (as `git repack` would write them), checked and on stable storage before its
-        index appears in the pack folder."""
-        for stale in self.pack_dir.glob(f"{_STAGING}*"):  # a merge killed midway
-            shutil.rmtree(stale, ignore_errors=True)
-        staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=self.pack_dir))
-        try:
-            write_delta_pack(repo, list(_named(ids, repo).items()), str(staging), _threads())
-            (index,) = staging.glob("pack-*.idx")
-            if sorted(pack_ids(index)) != sorted(ids):
-                # The index lists the ids libgit2 computed from what it wrote: anything
-                # else than what was asked for is a broken pack, and nothing is deleted.
-                raise ValueError(f"a merged pack does not hold what was merged: {index.name}")
-            pack = index.with_suffix(".pack")
-            final = [self.pack_dir / pack.name, self.pack_dir / index.name]
-            make_durable(Touched(files={pack, index}))
-            for source, target in zip((pack, index), final, strict=True):
-                os.replace(source, target)  # the index last: it is what publishes the pack
-            make_durable(Touched(dirs={self.pack_dir}))
-            return final[0]
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    def _loose_path(self, raw: bytes) -> Path:
+        hexid = raw.hex()
+        return self.objects_dir / hexid[:2] / hexid[2:]
 
-    def _path(self, pack: OwnPack, suffix: str) -> Path:
-        return self.pack_dir / f"{pack.name}{suffix}"
-
-    def _load(self) -> list[OwnPack]:
+    def _load(self) -> list[str]:
         """The listed packs that are still there (git's gc may have repacked them)."""
         try:
             lines = self.list_path.read_text().splitlines()
         except (OSError, UnicodeDecodeError):
             return []
-        packs = []
-        for line in lines:
-            name, _, count = line.partition(" ")
-            if name.startswith("pack-") and count.isdigit():
-                pack = OwnPack(name, int(count))
-                if self._path(pack, ".idx").exists() and not self._path(pack, ".keep").exists():
-                    packs.append(pack)
-        return packs
+        return [
+            name
+            for name in dict.fromkeys(line.split(" ", 1)[0] for line in lines)
+            if name.startswith("pack-") and (self.pack_dir / f"{name}.idx").exists()
+        ]
 
-    def _save(self, packs: list[OwnPack]) -> None:
-        """Replaces the list at once; not flushed: a list lost in a crash costs a merge."""
+    def _save(self, names: list[str]) -> None:
+        """Replaces the list at once; not flushed: a list lost in a crash leaves packs."""
         temporary = self.list_path.with_name(self.list_path.name + ".tmp")
-        temporary.write_text("".join(f"{p.name} {p.objects}\n" for p in packs))
+        temporary.write_text("".join(f"{name}\n" for name in names))
         os.replace(temporary, self.list_path)
-
-
-def merge_due(packs: list[OwnPack]) -> list[OwnPack]:
-    """The packs to merge now: none until `MERGE_AT` are small, then the newest two and
-    every older small one no larger than those taken together (so each object is
-    rewritten about log2 times, and a merge stays under ~2x `SETTLED`)."""
-    small = [pack for pack in packs if pack.objects < SETTLED]
-    if len(small) < MERGE_AT:
-        return []
-    due = small[-2:]
-    total = sum(pack.objects for pack in due)
-    for pack in reversed(small[:-2]):
-        if pack.objects > total:
-            break
-        due.insert(0, pack)
-        total += pack.objects
-    return due
 
 
 def pack_ids(idx: Path) -> list[bytes]:
@@ -193,23 +146,3 @@ def pack_ids(idx: Path) -> list[bytes]:
     if len(data) != count * 20:
         raise ValueError(f"truncated pack index: {idx}")
     return [data[i : i + 20] for i in range(0, len(data), 20)]
-
-
-def _named(ids: list[bytes], repo: pygit2.Repository) -> dict[bytes, bytes]:
-    """Each object with the name a tree among them gives it (commits and top trees get
-    none): the packbuilder looks for a delta base among objects of similar names, so each
-    file's and folder's new version is stored as its change from the last."""
-    names = dict.fromkeys(ids, b"")
-    odb = repo.odb
-    for raw in ids:
-        kind, data = odb.read(pygit2.Oid(raw=raw))
-        if kind == _TREE:
-            for _mode, name, child in raw_tree_entries(data):
-                if child in names:
-                    names[child] = name
-    return names
-
-
-def _threads() -> int:
-    """The packbuilder's threads: its delta search is most of a merge's cost."""
-    return max(1, min(4, os.cpu_count() or 1))

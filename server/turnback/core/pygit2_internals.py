@@ -174,24 +174,3 @@ class MemoryObjects:
     def reset(self) -> None:
         """Forgets every object held (written elsewhere by now, or not needed)."""
         self._c["git_mempack_reset"](self._backend)
-
-
-def write_delta_pack(
-    repo: pygit2.Repository, objects: list[tuple[bytes, bytes]], folder: str, threads: int
-) -> None:
-    """Writes the (raw id, name) objects of `repo` as one pack with its index into
-    `folder`, deltas found by libgit2's packbuilder (git's own search: objects sorted by
-    type, by a hash of the name's tail, then size). pygit2's `PackBuilder.add` passes no
-    name, which leaves the search sorting by size alone: deltas between unrelated files."""
-    out = ffi.new("git_packbuilder **")
-    check_error(C.git_packbuilder_new(out, repo._repo))
-    builder = out[0]
-    try:
-        C.git_packbuilder_set_threads(builder, threads)
-        oid = ffi.new("git_oid *")
-        for raw_id, name in objects:
-            ffi.buffer(oid)[:] = raw_id
-            check_error(C.git_packbuilder_insert(builder, oid, ffi.new("char[]", name)))
-        check_error(C.git_packbuilder_write(builder, encode_fs_path(folder), 0, ffi.NULL, ffi.NULL))
-    finally:
-        C.git_packbuilder_free(builder)

@@ -164,11 +164,11 @@ class WorkspaceScanner:
     def packs_due(self) -> bool:
         return any(scanner.packs_due() for scanner in self._scanners())
 
-    def merge_packs(self) -> None:
-        """Merges each repository's small packs where enough have added up (under the lock)."""
+    def unpack_packs(self) -> None:
+        """Unpacks the packs each repository's captures listed (ownpacks.py)."""
         for scanner in self._scanners():
             if scanner.packs_due():
-                scanner.merge_packs()
+                scanner.unpack_packs()
 
     def _scanners(self) -> list[Scanner]:
         return [self.root, *(member.scanner for member in self.members.values())]

@@ -302,22 +302,24 @@ class Scanner:
         return self._special_files.list_directory(rel_dir)
 
     def _object_batch(self, hold: bool = False) -> ObjectBatch:
-        """Where a capture writes its objects: held in memory and written as one pack of
-        turnback's (ownpacks.py); or, where packs may not be written, held only when
-        there are many (a handle of its own costs what a few loose objects do not)."""
+        """Where a capture writes its objects: held in memory and written as one pack
+        (unpacked after the capture when there are few: ownpacks.py); or, where packs
+        cannot be unpacked, held only when there are many (a handle of its own costs what
+        a few loose objects do not)."""
         hold = hold or self._own_packs.usable()
         return ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=hold, packs=self._own_packs)
 
     def packs_due(self) -> bool:
-        """Whether this repository's captures left enough packs to merge (`merge_packs`)."""
+        """Whether captures listed packs to unpack since `unpack_packs` last ran."""
         return self._own_packs.due
 
-    def merge_packs(self) -> None:
-        """Merges turnback's small packs, through a handle of its own that is freed at
-        once (it would otherwise hold the merged-away packs open). Under the lock."""
+    def unpack_packs(self) -> None:
+        """Writes the listed packs' objects loose (ownpacks.py), reading through a handle
+        of its own that is freed at once: it would otherwise hold the deleted packs open,
+        and libgit2 objects are not shared between threads."""
         handle = self.ws.open_again()
         try:
-            self._own_packs.merge(handle)
+            self._own_packs.unpack(handle)
         finally:
             handle.free()
 
