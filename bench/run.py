@@ -809,6 +809,9 @@ class Bench:
             engine.capture(session="growth", phase="after")
         took = time.perf_counter() - start - git_seconds
         git_growth = {**mirror.finish(), "seconds": git_seconds}
+        # The last capture's objects are written loose once it has answered: measure the
+        # repository as it settles, not a pack caught before its few milliseconds of unpacking.
+        engine.unpacking.wait()
         after = self.odb_usage()
         new = sorted(set(after["loose"]) - set(before["loose"]))
         loose_growth = sum(after["loose"][o] for o in new)
