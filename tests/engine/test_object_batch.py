@@ -1,5 +1,6 @@
-"""A capture's new objects reach the repository in one pack (even a few: test_own_packs.py),
-durably before any ref names them, and every snapshot reads back exactly."""
+"""A capture's new objects reach the repository in one pack (a few are unpacked after it
+answers: test_own_packs.py), durably before any ref names them, and every snapshot reads
+back exactly."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pygit2
@@ -12,6 +13,7 @@ import pytest
 
 from helpers import git, make_repo, write
 from turnback.core import ownpacks
+from turnback.core.locking import repository_lock
 from turnback.core.ownpacks import pack_ids
 from turnback.core.packfile import write_pack
 from turnback.engine import Engine
@@ -46,9 +48,9 @@ def _held_back(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     go_on = threading.Event()
     real = ownpacks.OwnPacks.unpack
 
-    def held_back(self, repo):
+    def held_back(self, repo, pause):
         go_on.wait(timeout=30)
-        return real(self, repo)
+        return real(self, repo, pause)
 
     monkeypatch.setattr(ownpacks.OwnPacks, "unpack", held_back)
     return go_on
@@ -115,6 +117,28 @@ def test_a_capture_answers_before_unpacking(tmp_path: Path, monkeypatch: pytest.
     engine.unpacking.wait()
     assert _listed(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
+
+
+# Proves unpacking writes nothing while an operation holds the repository's lock (its
+# flushes would queue before the operation's), and finishes once the lock is free.
+def test_unpacking_waits_for_a_running_operation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = make_repo(tmp_path / "repo")
+    engine = Engine(str(root))
+    engine.capture(label="turn")
+    engine.unpacking.wait()
+    go_on = _held_back(monkeypatch)
+    write(root, "src/app.py", "print('v2')\n")
+    engine.capture(phase="after")
+    (pack,) = _listed(root)
+    ids = {raw.hex() for raw in pack_ids(root / f".git/objects/pack/{pack}.idx")}
+
+    with repository_lock(engine.ws.lock_path):  # as a capture or an undo would
+        go_on.set()
+        time.sleep(0.5)
+        assert _listed(root) == [pack] and not ids & _loose(root)
+    engine.unpacking.wait()
+
+    assert _listed(root) == [] and ids <= _loose(root)
 
 
 # Ensures a pack whose objects did not all land loose is never deleted: the capture's

@@ -90,3 +90,10 @@ def repository_lock(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterat
             os.close(fd)
     finally:
         local.release()
+
+
+def wait_until_free(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    """Returns once no one holds the lock at `path` (taking it for an instant): background
+    work yields the disk to an operation without holding the operation up."""
+    with repository_lock(path, timeout):
+        pass

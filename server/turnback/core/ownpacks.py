@@ -9,7 +9,8 @@ whole until the user's next full gc (1.49x what `git commit` adds, bench/README.
 r), and past `gc.autoPackLimit` git would repack everything during the user's commit.
 So once the capture has answered, a thread (snapshot/unpacking.py) writes each listed
 pack's objects loose, as the capture used to, and deletes the pack: the repository ends
-as it did before, and no agent waits for the flushes.
+as it did before, and no agent waits for the flushes. It writes an object only while no
+capture or restore runs, so that theirs never queue behind its flushes.
 
 Safe at every point: a pack is on stable storage before anything names its objects; its
 objects are written loose through a loose-only object database (libgit2 computes each id
@@ -26,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -70,9 +72,11 @@ class OwnPacks:
         except (OSError, Busy) as error:
             log.warning("turnback: could not list its pack in %s: %s", self.pack_dir, error)
 
-    def unpack(self, repo: pygit2.Repository) -> None:
+    def unpack(self, repo: pygit2.Repository, pause: Callable[[], None]) -> None:
         """Writes every listed pack's objects loose, then deletes the pack. `repo` is a
-        handle of the caller's own (its thread's), not the one captures use."""
+        handle of the caller's own (its thread's), not the one captures use; `pause`
+        returns once no capture or restore is running, and is called before each object,
+        so that their flushes never queue behind this thread's."""
         self.due = False
         loose = pygit2.Odb()
         flushed = True  # each file and its folder, as the capture's own loose writes are
@@ -84,17 +88,20 @@ class OwnPacks:
                 names = self._load()
                 self._save(names)  # without the packs git's gc took meanwhile
             for name in names:
-                self._unpack(name, repo, loose)
+                self._unpack(name, repo, loose, pause)
                 with repository_lock(self._list_lock, _LIST_LOCK_TIMEOUT):
                     self._save([other for other in self._load() if other != name])
         except (OSError, ValueError, Busy, pygit2.GitError) as error:
             # The pack stays, listed: the next capture's unpacking tries again.
             log.warning("turnback: could not unpack its packs in %s: %s", self.pack_dir, error)
 
-    def _unpack(self, name: str, repo: pygit2.Repository, loose: pygit2.Odb) -> None:
+    def _unpack(
+        self, name: str, repo: pygit2.Repository, loose: pygit2.Odb, pause: Callable[[], None]
+    ) -> None:
         index = self.pack_dir / f"{name}.idx"
         ids = pack_ids(index)
         for raw in ids:
+            pause()
             if not index.exists():
                 # Repacked by git, or the repository deleted (a nested one, say): nothing
                 # to unpack, and no folder of a deleted repository is made again.

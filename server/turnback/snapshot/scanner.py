@@ -24,6 +24,7 @@ from pygit2.enums import DeltaStatus, DiffOption
 
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
+from ..core.locking import wait_until_free
 from ..core.objectbatch import LOOSE_UP_TO, ObjectBatch
 from ..core.ownpacks import OwnPacks
 from ..core.packfolder import PackFolder, fresh_object_database
@@ -319,7 +320,7 @@ class Scanner:
         and libgit2 objects are not shared between threads."""
         handle = self.ws.open_again()
         try:
-            self._own_packs.unpack(handle)
+            self._own_packs.unpack(handle, lambda: wait_until_free(self.ws.lock_path))
         finally:
             handle.free()
 
