@@ -56,6 +56,19 @@ def _held_back(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return go_on
 
 
+def _turn_left_packed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rel: str
+) -> tuple[Path, Engine, threading.Event]:
+    """A sealed turn that wrote `rel`, its packs listed and not unpacked until the event."""
+    root = make_repo(tmp_path / "repo")
+    engine = Engine(str(root))
+    go_on = _held_back(monkeypatch)
+    engine.capture(label="turn")
+    write(root, rel, "written by the turn\n")
+    engine.capture(phase="after")
+    return root, engine, go_on
+
+
 # Proves a turn's objects are one listed pack when the capture answers, and loose (the
 # pack gone, the list empty) once unpacked: what git's incremental repack deltifies.
 def test_a_turn_writes_one_pack_then_unpacks_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -167,12 +180,7 @@ def test_a_pack_not_wholly_unpacked_is_kept(tmp_path: Path, monkeypatch: pytest.
 
 # Ensures a pack the user marked with .keep is never deleted (its objects are loose too).
 def test_a_kept_pack_is_never_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    root = make_repo(tmp_path / "repo")
-    engine = Engine(str(root))
-    go_on = _held_back(monkeypatch)
-    engine.capture(label="turn")
-    write(root, "src/app.py", "print('v2')\n")
-    engine.capture(phase="after")
+    root, engine, go_on = _turn_left_packed(tmp_path, monkeypatch, "src/app.py")
     kept = _listed(root)[-1]
     (root / f".git/objects/pack/{kept}.keep").write_text("mine\n")
 
@@ -203,12 +211,7 @@ def test_a_multi_pack_index_keeps_objects_loose(tmp_path: Path):
 # Ensures the user's `git gc` between a capture and its unpacking (which repacks the
 # listed pack away) leaves nothing to unpack and nothing lost.
 def test_git_gc_before_unpacking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    root = make_repo(tmp_path / "repo")
-    engine = Engine(str(root))
-    go_on = _held_back(monkeypatch)
-    engine.capture(label="turn")
-    write(root, "deep/a/b.txt", "new\n")
-    engine.capture(phase="after")
+    root, engine, go_on = _turn_left_packed(tmp_path, monkeypatch, "deep/a/b.txt")
     git(root, "gc", "-q", "--prune=now")
 
     go_on.set()
