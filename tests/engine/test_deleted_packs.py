@@ -47,6 +47,7 @@ def test_packs_git_deleted_are_let_go(tmp_path: Path) -> None:
     assert held_deleted_files(root), "libgit2 no longer holds deleted packs: test is moot"
 
     engine.capture(session="s")
+    engine.unpacking.wait()  # its handle, freed when done, may map a pack gc deleted
 
     assert held_deleted_files(root) == []
     write(root, "src/f2.txt", "changed too\n")
@@ -70,6 +71,7 @@ def test_a_large_turns_batch_lets_go_of_its_packs(tmp_path: Path) -> None:
         git(root, "commit", "-qm", "two")
         git(root, "gc", "-q", "--prune=now")
         engine.capture(session="s")
+        engine.unpacking.wait()
 
         assert held_deleted_files(root) == []
     finally:
