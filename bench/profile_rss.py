@@ -119,6 +119,7 @@ def main() -> None:
             at = 300 + (hundred * 100 + i) * 10
             agent_turn(f"long{i}", files[at : at + 10])
         report(f"{hundred + 1}00 more watcher turns")
+    engine.close()
 
 
 if __name__ == "__main__":

@@ -700,6 +700,7 @@ class Bench:
                 took = time.perf_counter() - start
                 if measured:
                     self.add("capture.engine.0_late", took)
+        engine.close()  # before growth starts afresh, and before the next reset
         if "growth" in SECTIONS:
             # Storage is measured with the watcher on, as a long-lived server captures: the
             # objects written are the same as a full scan's, and 200 captures stay quick.

@@ -93,6 +93,8 @@ def run(turns: int, measured: list[int]) -> dict[str, Any]:
             elapsed = time.perf_counter() - t0
             if turn not in measured:
                 continue
+            # A turn's objects land in a pack and become loose a few ms after the capture.
+            engine.unpacking.wait()
             timeline = engine.store.load(opened.session)
             assert timeline is not None
             record = timeline.turns[-1]
@@ -116,6 +118,7 @@ def run(turns: int, measured: list[int]) -> dict[str, Any]:
             }
             print(json.dumps(results[str(turn)]), flush=True)
         results["seconds"] = round(time.monotonic() - start, 1)
+        engine.close()  # its unpacking thread would race the folder's removal
         return results
 
 

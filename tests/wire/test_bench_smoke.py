@@ -200,6 +200,7 @@ def test_timeline_bytes_measures_each_turn_asked(scratch: Path) -> None:
     result = last_json(stdout)
     assert set(result) == {"1", "3", "seconds"}
     assert all(result[t]["sealed"] and result[t]["metadata_objects"] > 0 for t in ("1", "3"))
+    assert all(result[t]["snapshot_disk_bytes"] > 0 for t in ("1", "3"))  # the turn's edit
 
 
 def test_profile_ops_profiles_every_operation(scratch: Path) -> None:
