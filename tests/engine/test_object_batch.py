@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_json, cli_syscalls, git, make_repo, tree_state, write
+from helpers import (
+    cli_json,
+    cli_syscalls,
+    git,
+    loose_objects,
+    make_repo,
+    pack_names,
+    tree_state,
+    write,
+)
 from turnback.core import objectbatch, pygit2_internals
 from turnback.engine import Engine
 
@@ -22,20 +31,12 @@ def _many_new_files(root: Path, count: int) -> None:
         write(root, f"gen{i % 9}/e{i % 4}/file_{i}.txt", f"new file {i}\n" * (i % 5 + 1))
 
 
-def _packs(root: Path) -> set[str]:
-    return {p.name for p in (root / ".git/objects/pack").glob("pack-*.pack")}
-
-
-def _loose(root: Path) -> int:
-    return sum(1 for p in (root / ".git/objects").glob("[0-9a-f][0-9a-f]/*"))
-
-
 def _turn_of_new_files(tmp_path: Path, count: int) -> tuple[Path, Engine, set[str]]:
     """A sealed turn that added `count` files; the packs there were before it."""
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
     engine.capture(label="turn")
-    packs = _packs(root)
+    packs = pack_names(root)
     _many_new_files(root, count)
     engine.capture(phase="after")
     return root, engine, packs
@@ -55,13 +56,13 @@ def test_many_new_objects_go_into_one_pack(tmp_path: Path):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
     engine.capture(label="turn")
-    packs, loose = _packs(root), _loose(root)
+    packs, loose = pack_names(root), loose_objects(root)
     _many_new_files(root, 200)
 
     engine.capture(phase="after")
 
-    assert len(_packs(root) - packs) == 1
-    assert _loose(root) - loose < 20  # commits and timeline records, not 200 blobs
+    assert len(pack_names(root) - packs) == 1
+    assert len(loose_objects(root) - loose) < 20  # commits and timeline records, not 200 blobs
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
     _undo_redo_round_trip(engine, root)
 
@@ -71,7 +72,7 @@ def test_held_bytes_bound_commits_early(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(objectbatch, "HELD_BYTES", 3000)  # ~100 blobs a batch
     root, engine, packs = _turn_of_new_files(tmp_path, 300)
 
-    assert len(_packs(root) - packs) >= 2
+    assert len(pack_names(root) - packs) >= 2
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
     _undo_redo_round_trip(engine, root)
 
@@ -84,7 +85,7 @@ def test_without_mempack_objects_are_written_directly(
     monkeypatch.setattr(pygit2_internals.MemoryObjects, "attach", classmethod(lambda cls, r: None))
     root, engine, packs = _turn_of_new_files(tmp_path, 120)
 
-    assert _packs(root) == packs
+    assert pack_names(root) == packs
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
     _undo_redo_round_trip(engine, root)
 

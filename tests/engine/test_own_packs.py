@@ -11,22 +11,13 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from helpers import git, make_repo, write
+from helpers import git, listed_packs, loose_objects, make_repo, pack_names, write
 from turnback.core import ownpacks
 from turnback.core.locking import repository_lock
 from turnback.core.ownpacks import pack_ids
 from turnback.core.packfile import write_pack
 from turnback.engine import Engine
 from turnback.history.context import RestoreOptions
-
-
-def _packs(root: Path) -> set[str]:
-    return {p.stem for p in (root / ".git/objects/pack").glob("pack-*.pack")}
-
-
-def _listed(root: Path) -> list[str]:
-    path = root / ".git/turnback/packs"
-    return path.read_text().split() if path.exists() else []
 
 
 def _turns(root: Path, engine: Engine, count: int, start: int = 0) -> None:
@@ -37,10 +28,6 @@ def _turns(root: Path, engine: Engine, count: int, start: int = 0) -> None:
         write(root, f"deep/a/b/c/n{i % 2}.txt", f"nested {i}\n")
         engine.capture(phase="after")
         engine.unpacking.wait()
-
-
-def _loose(root: Path) -> set[str]:
-    return {p.parent.name + p.name for p in (root / ".git/objects").glob("[0-9a-f][0-9a-f]/*")}
 
 
 def _held_back(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
@@ -76,20 +63,20 @@ def test_a_turn_writes_one_pack_then_unpacks_it(tmp_path: Path, monkeypatch: pyt
     engine = Engine(str(root))
     engine.capture(label="turn")
     engine.unpacking.wait()
-    before, loose_before = _packs(root), _loose(root)
+    before, loose_before = pack_names(root), loose_objects(root)
     go_on = _held_back(monkeypatch)
     write(root, "src/app.py", "print('v2')\n")
 
     engine.capture(phase="after")
 
-    (new,) = _packs(root) - before
+    (new,) = pack_names(root) - before
     ids = {raw.hex() for raw in pack_ids(root / f".git/objects/pack/{new}.idx")}
-    assert _listed(root) == [new] and not ids & _loose(root)
+    assert listed_packs(root) == [new] and not ids & loose_objects(root)
     assert len(ids) >= 3  # the blob, the trees above it, the anchor commit
     go_on.set()
     engine.unpacking.wait()
-    assert _packs(root) == before and _listed(root) == []
-    assert ids <= _loose(root) - loose_before
+    assert pack_names(root) == before and listed_packs(root) == []
+    assert ids <= loose_objects(root) - loose_before
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
@@ -98,11 +85,11 @@ def test_a_turn_writes_one_pack_then_unpacks_it(tmp_path: Path, monkeypatch: pyt
 def test_turns_unpacked_all_undo_and_redo(tmp_path: Path):
     root = make_repo(tmp_path / "repo")
     engine = Engine(str(root))
-    packs = _packs(root)
+    packs = pack_names(root)
 
     _turns(root, engine, 12)
 
-    assert _packs(root) == packs and _listed(root) == []
+    assert pack_names(root) == packs and listed_packs(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
     after = (root / "src/t0.txt").read_bytes()
     engine.undo(options=RestoreOptions(count=12))
@@ -123,12 +110,12 @@ def test_a_capture_answers_before_unpacking(tmp_path: Path, monkeypatch: pytest.
     write(root, "src/t1.txt", "turn 1\n")
     engine.capture(label="turn 2")
 
-    assert len(_listed(root)) >= 2 and engine.unpacking._thread.is_alive()
+    assert len(listed_packs(root)) >= 2 and engine.unpacking._thread.is_alive()
     go_on.set()
     engine.unpacking.wait()
     engine.capture(label="turn 3")  # lists the packs the first thread left, if any
     engine.unpacking.wait()
-    assert _listed(root) == []
+    assert listed_packs(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
@@ -142,16 +129,16 @@ def test_unpacking_waits_for_a_running_operation(tmp_path: Path, monkeypatch: py
     go_on = _held_back(monkeypatch)
     write(root, "src/app.py", "print('v2')\n")
     engine.capture(phase="after")
-    (pack,) = _listed(root)
+    (pack,) = listed_packs(root)
     ids = {raw.hex() for raw in pack_ids(root / f".git/objects/pack/{pack}.idx")}
 
     with repository_lock(engine.ws.lock_path):  # as a capture or an undo would
         go_on.set()
         time.sleep(0.5)
-        assert _listed(root) == [pack] and not ids & _loose(root)
+        assert listed_packs(root) == [pack] and not ids & loose_objects(root)
     engine.unpacking.wait()
 
-    assert _listed(root) == [] and ids <= _loose(root)
+    assert listed_packs(root) == [] and ids <= loose_objects(root)
 
 
 # Ensures a pack whose objects did not all land loose is never deleted: the capture's
@@ -168,26 +155,26 @@ def test_a_pack_not_wholly_unpacked_is_kept(tmp_path: Path, monkeypatch: pytest.
     engine.capture(phase="after")
     engine.unpacking.wait()
 
-    (kept,) = _listed(root)
-    assert kept in _packs(root)
+    (kept,) = listed_packs(root)
+    assert kept in pack_names(root)
     monkeypatch.undo()
     write(root, "src/app.py", "print('v3')\n")
     engine.capture(label="next")  # its own pack, and the one left, unpacked now
     engine.unpacking.wait()
-    assert kept not in _packs(root) and _listed(root) == []
+    assert kept not in pack_names(root) and listed_packs(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
 # Ensures a pack the user marked with .keep is never deleted (its objects are loose too).
 def test_a_kept_pack_is_never_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root, engine, go_on = _turn_left_packed(tmp_path, monkeypatch, "src/app.py")
-    kept = _listed(root)[-1]
+    kept = listed_packs(root)[-1]
     (root / f".git/objects/pack/{kept}.keep").write_text("mine\n")
 
     go_on.set()
     engine.unpacking.wait()
 
-    assert kept in _packs(root) and _listed(root) == []
+    assert kept in pack_names(root) and listed_packs(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
 
@@ -199,11 +186,11 @@ def test_a_multi_pack_index_keeps_objects_loose(tmp_path: Path):
     _turns(root, engine, 1)
     git(root, "repack", "-adq")
     git(root, "multi-pack-index", "write")
-    before = _packs(root)
+    before = pack_names(root)
 
     _turns(root, engine, 3, start=1)
 
-    assert _packs(root) == before and _listed(root) == []
+    assert pack_names(root) == before and listed_packs(root) == []
     git(root, "multi-pack-index", "verify")
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
 
@@ -217,7 +204,7 @@ def test_git_gc_before_unpacking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     go_on.set()
     engine.unpacking.wait()
 
-    assert _listed(root) == []
+    assert listed_packs(root) == []
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
     engine.undo()
     assert not (root / "deep").exists()

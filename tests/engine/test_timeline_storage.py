@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pygit2
 
-from helpers import git, read, write
+from helpers import git, loose_objects, read, write
 from turnback.config import Settings
 from turnback.engine import Engine
 from turnback.history.timeline import Timeline
@@ -19,11 +19,6 @@ def _turn(engine: Engine, repo: Path, n: int) -> None:
     engine.capture(label=f"turn {n}", phase="before")
     write(repo, "src/app.py", f"print({n})\n")
     engine.capture(phase="after")
-
-
-def _loose(repo: Path) -> set[str]:
-    objects = repo / ".git" / "objects"
-    return {d.name + f.name for d in objects.iterdir() if len(d.name) == 2 for f in d.iterdir()}
 
 
 def _write_format_1(engine: Engine, timeline: Timeline) -> None:
@@ -71,11 +66,11 @@ def test_a_turn_writes_as_much_at_300_turns_as_at_10(repo: Path):
     written: dict[int, int] = {}
     for n in range(1, 301):
         engine.unpacking.wait()  # a turn's objects are loose once its pack is unpacked
-        seen = _loose(repo) if n in (10, 300) else set()
+        seen = loose_objects(repo) if n in (10, 300) else set()
         _turn(engine, repo, n)
         if seen:
             engine.unpacking.wait()
-            new = _loose(repo) - seen
+            new = loose_objects(repo) - seen
             written[n] = sum(len(engine.repo.odb.read(pygit2.Oid(hex=o))[1]) for o in new)
     assert written[300] < 2 * written[10], written
     timeline = engine.store.load("default")

@@ -1,7 +1,8 @@
 """What the tests share: real git repositories, files, the real server and the real CLI.
 
 Import from here (`from helpers import git, make_repo, run_cli`); the submodules hold one
-concern each: env (the isolated environment), git, files, cli, lsp. The pytest fixtures
+concern each: env (the isolated environment), git, files, cli, lsp, objects
+(what the object database holds on disk). The pytest fixtures
 built on them (`repo`, `client`) are in tests/conftest.py.
 """
 
@@ -25,6 +26,7 @@ from .lsp import (
     to_plain,
     undo,
 )
+from .objects import listed_packs, loose_objects, pack_names
 
 __all__ = [
     "DATA_DIR",
@@ -40,9 +42,12 @@ __all__ = [
     "initialize_params",
     "install_client_handlers",
     "list_turns",
+    "listed_packs",
+    "loose_objects",
     "make_repo",
     "open_document",
     "open_session",
+    "pack_names",
     "read",
     "redo",
     "request",

@@ -24,6 +24,7 @@ from helpers import (
     cli_json,
     git,
     git_run,
+    listed_packs,
     make_repo,
     run_cli,
     tree_state,
@@ -175,12 +176,7 @@ def test_capture_killed_while_unpacking_its_pack(tmp_path: Path):
 
     steps = kill_everywhere(tmp_path, sealing, ("capture", "--phase", "after"), check)
     assert steps >= 3  # the pack written, its objects loose, the pack deleted at least
-    assert _own_packs(tmp_path / f"run{steps}") == []
-
-
-def _own_packs(repo: Path) -> list[str]:
-    listed = repo / ".git/turnback/packs"
-    return listed.read_text().splitlines() if listed.exists() else []
+    assert listed_packs(tmp_path / f"run{steps}") == []
 
 
 def _frame(message: dict) -> bytes:
