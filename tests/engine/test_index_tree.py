@@ -19,16 +19,15 @@ import pytest
 from helpers import git, make_repo, write
 from turnback.config import Settings
 from turnback.core.repository import open_workspace
-from turnback.snapshot import indextree, workdir_scan
-from turnback.snapshot import scanner as scanner_module
+from turnback.snapshot import indextree, scanhandles, workdir_scan
 from turnback.snapshot.scanner import Scanner
 
 
 def _scan_on_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Thread handles even for a small index: the cache writer refreshes with one."""
     monkeypatch.setattr(workdir_scan, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(scanner_module, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(scanner_module, "threads", lambda: 2)
+    monkeypatch.setattr(scanhandles, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(scanhandles, "threads", lambda: 2)
 
 
 def _repository(root: Path) -> Path:
@@ -101,7 +100,7 @@ def test_pathwise_tree_is_the_index_tree_after_every_turn(
         whole = scanner.private.index.write_tree(ws.repo)  # type: ignore[union-attr]
         assert snapshot.tree == whole, name
         assert not scanner._cache_writer.tree_differed, name
-        assert bool(scanner._thread_repos) == parallel  # the refresh ran when parallel
+        assert bool(scanner.handles.thread_repos) == parallel  # the refresh ran when parallel
     assert len(pathwise) == len(TURNS)  # every turn took the path-wise write
     tree = ws.repo[snapshot.tree]
     assert "keep.log" not in tree and "notes" not in tree  # ignored, untracked: dropped

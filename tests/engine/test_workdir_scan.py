@@ -18,7 +18,7 @@ import pytest
 from helpers import make_repo, write
 from turnback.config import Settings
 from turnback.core.repository import open_workspace
-from turnback.snapshot import scanner, workdir_scan
+from turnback.snapshot import scanhandles, workdir_scan
 from turnback.snapshot.scanner import SCAN_FLAGS, Scanner
 from turnback.snapshot.workdir_scan import plan_groups, start_workdir_diff
 
@@ -102,7 +102,7 @@ def test_full_scan_capture_is_the_same_on_one_thread_and_many(tmp_path: Path, mo
     _change_work_tree(root)
     found = []
     for count in (1, 3):
-        monkeypatch.setattr(scanner, "threads", lambda count=count: count)
+        monkeypatch.setattr(scanhandles, "threads", lambda count=count: count)
         snapshot = Scanner(open_workspace(root)).capture(Settings())  # warm: the saved cache
         found.append((snapshot.tree, snapshot.skipped))
     assert found[0] == found[1]

@@ -159,16 +159,16 @@ class WorkspaceScanner:
         """New object databases for the handles of a repository whose packs git deleted
         (gc, repack), so that none stays open for the server's lifetime (packfolder.py)."""
         for scanner in self._scanners():
-            scanner.release_deleted_packs()
+            scanner.handles.release_deleted_packs()
 
     def packs_due(self) -> bool:
-        return any(scanner.packs_due() for scanner in self._scanners())
+        return any(scanner.handles.packs_due() for scanner in self._scanners())
 
     def unpack_packs(self) -> None:
         """Unpacks the packs each repository's captures listed (ownpacks.py)."""
         for scanner in self._scanners():
-            if scanner.packs_due():
-                scanner.unpack_packs()
+            if scanner.handles.packs_due():
+                scanner.handles.unpack_packs()
 
     def _scanners(self) -> list[Scanner]:
         return [self.root, *(member.scanner for member in self.members.values())]

@@ -24,10 +24,7 @@ from pygit2.enums import DeltaStatus, DiffOption
 
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
-from ..core.locking import wait_until_free
-from ..core.objectbatch import LOOSE_UP_TO, ObjectBatch
-from ..core.ownpacks import OwnPacks
-from ..core.packfolder import PackFolder, fresh_object_database
+from ..core.objectbatch import LOOSE_UP_TO
 from ..core.rawhash import file_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
@@ -42,6 +39,7 @@ from .indextree import index_tree
 from .pathentries import path_entries
 from .privateindex import PrivateIndex
 from .revalidation import recheck_untracked, rules_stamp
+from .scanhandles import ScanHandles
 from .untracked import (
     IGNORED,
     NESTED_REPOSITORY,
@@ -53,7 +51,7 @@ from .untracked import (
     within_limits,
 )
 from .userindex import UserIndex
-from .workdir_scan import PARALLEL_FROM, start_workdir_diff, threads
+from .workdir_scan import start_workdir_diff
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners.
 #: Not UPDATE_INDEX: libgit2 writes the refreshed stat data into the repository's own index
@@ -82,9 +80,7 @@ class Scanner:
         self._cache_writer = CacheWriter()
         self.private = PrivateIndex(ws, self.user_index, self._cache_writer)
         self._last_settings: Settings | None = None
-        self._thread_repos: list[pygit2.Repository] = []
-        self._packs = PackFolder(ws.objects_dir)
-        self._own_packs = OwnPacks(ws.objects_dir, ws.lock_path.parent / "packs")
+        self.handles = ScanHandles(ws)
         #: What the untracked verdicts were last checked against (revalidation.py), and
         #: whether a watcher capture has since touched untracked or ignore files.
         self._rules_checked: tuple[object, ...] | None = None
@@ -101,12 +97,6 @@ class Scanner:
             plain_folder=self.ws.shadow,
             is_submodule=self.user_index.is_submodule,
         )
-
-    def _cache_refresh(self, tree: pygit2.Oid) -> tuple[pygit2.Repository, pygit2.Oid] | None:
-        """What the cache writer needs to refresh the saved cache-tree: a handle of the
-        scan threads' (idle until the next capture settles the write). A small index
-        has none, and rebuilding its cache-tree at the next load is cheap."""
-        return (self._thread_repos[0], tree) if self._thread_repos else None
 
     def capture(
         self,
@@ -192,7 +182,8 @@ class Scanner:
         plain = self.ws.shadow
         policy = self._policy(settings)
         report("Scanning the work tree", None)
-        scan = start_workdir_diff(self._scan_repos(index), index, SCAN_FLAGS, str(self.ws.root))
+        repos = self.handles.scan_repos(index)
+        scan = start_workdir_diff(repos, index, SCAN_FLAGS, str(self.ws.root))
         if specials is None:
             # Once the scan is planned: the walk holds the GIL in bursts, and planning
             # makes thousands of short C calls that each wait for it (~80 ms on linux's tree).
@@ -262,7 +253,7 @@ class Scanner:
         found = within_limits(index, list(dict.fromkeys(to_add)), settings, skipped, root)
         touched.update(to_add)
         total = len(found)
-        batch = self._object_batch(hold=total > LOOSE_UP_TO)
+        batch = self.handles.object_batch(hold=total > LOOSE_UP_TO)
         try:
             for done, (path, st) in enumerate(found, 1):
                 if done % 200 == 0:
@@ -293,7 +284,7 @@ class Scanner:
             if verify:  # only once the re-hashed entries are on disk
                 unverified.unlink(missing_ok=True)
 
-        self._cache_writer.start(index, verified, self._cache_refresh(tree))
+        self._cache_writer.start(index, verified, self.handles.cache_refresh(tree))
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
     def list_directory(self, rel_dir: str) -> list[os.DirEntry[str]]:
@@ -301,43 +292,6 @@ class Scanner:
         for the special-file walk: a first full scan then lists no directory a second
         time beside its scan threads (which cost a first capture ~200 ms on linux's tree)."""
         return self._special_files.list_directory(rel_dir)
-
-    def _object_batch(self, hold: bool = False) -> ObjectBatch:
-        """Where a capture writes its objects: held in memory and written as one pack
-        (unpacked after the capture when there are few: ownpacks.py); or, where packs
-        cannot be unpacked, held only when there are many (a handle of its own costs what
-        a few loose objects do not)."""
-        hold = hold or self._own_packs.usable()
-        return ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=hold, packs=self._own_packs)
-
-    def packs_due(self) -> bool:
-        """Whether captures listed packs to unpack since `unpack_packs` last ran."""
-        return self._own_packs.due
-
-    def unpack_packs(self) -> None:
-        """Writes the listed packs' objects loose (ownpacks.py), reading through a handle
-        of its own that is freed at once: it would otherwise hold the deleted packs open,
-        and libgit2 objects are not shared between threads."""
-        handle = self.ws.open_again()
-        try:
-            self._own_packs.unpack(handle, lambda: wait_until_free(self.ws.lock_path))
-        finally:
-            handle.free()
-
-    def _scan_repos(self, index: pygit2.Index) -> list[pygit2.Repository]:
-        """One repository handle per scan thread; the workspace's own when one thread will do."""
-        if len(index) < PARALLEL_FROM or threads() < 2:
-            return [self.ws.repo]
-        if not self._thread_repos:
-            self._thread_repos = [self.ws.open_again() for _ in range(threads())]
-        return self._thread_repos
-
-    def release_deleted_packs(self) -> None:
-        """A fresh object database for this repository's handle when git deleted a pack
-        it may hold open; the scan threads' handles are opened again (packfolder.py)."""
-        if self._packs.lost_packs():
-            fresh_object_database(self.ws.repo, self._packs.objects_dir)
-            self._thread_repos = []
 
     def _submodules(self) -> list[str]:
         return [] if self.ws.shadow else self.user_index.submodules()
@@ -411,7 +365,7 @@ class Scanner:
                     changes[verdict.path] = None
         if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
             self._untracked_moved = True  # the next full scan checks every untracked verdict
-        batch = self._object_batch()
+        batch = self.handles.object_batch()
         try:
             for path, st in within_limits(index, to_add, settings, skipped, root):
                 oid = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
