@@ -42,6 +42,7 @@ CAPTURE_ROWS = [
     ("capture.baseline_b.10", "(b) git stash create"),
     ("capture.baseline_c_later.10", "(c) shadow repo, later run"),
     ("cold.lsp", "turnback cold first capture (LSP, 0 changed)"),
+    ("cold.lsp_at_once", "turnback cold first capture, sent right after `initialized`"),
     ("cold.baseline_c_first", "(c) shadow repo, first run"),
     ("floor.find_printf", "floor: find -printf"),
 ]

@@ -41,7 +41,7 @@ pytestmark = pytest.mark.skipif(
 #: A figure (or a note) each section of run.py writes into its result file.
 SECTION_WRITES = {
     "floor": "floor.find_printf",
-    "cold": "cold.lsp",
+    "cold": "cold.lsp_at_once",
     "capture": "capture.lsp.10",
     "undo": "undo.lsp.10",
     "diff": "diff.lsp.50x2000",
