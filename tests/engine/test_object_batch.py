@@ -15,6 +15,7 @@ from helpers import (
     cli_json,
     cli_syscalls,
     git,
+    listed_packs,
     loose_objects,
     make_repo,
     pack_names,
@@ -48,6 +49,20 @@ def _undo_redo_round_trip(engine: Engine, root: Path) -> None:
     assert "gen0/e0/file_0.txt" not in tree_state(root)
     engine.redo()
     assert tree_state(root) == after
+
+
+# Ensures a turn's few objects are loose when the capture answers and no pack is listed to
+# be unpacked: deleting such a pack beside git's own prune-packed can lose an object.
+def test_a_small_turn_writes_loose_objects_and_lists_no_pack(tmp_path: Path):
+    root = make_repo(tmp_path / "repo")
+    engine = Engine(str(root))
+    engine.capture(label="turn")
+    packs, loose = pack_names(root), loose_objects(root)
+    write(root, "src/app.py", "print('the agent was here')\n")
+    engine.capture(phase="after")
+    assert pack_names(root) == packs and listed_packs(root) == []
+    assert git(root, "hash-object", "src/app.py").strip() in loose_objects(root) - loose
+    engine.close()
 
 
 # Proves a capture of 200 new files writes one pack (and no loose object for them), that

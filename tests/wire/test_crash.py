@@ -156,8 +156,8 @@ def test_capture_killed_at_every_step(tmp_path: Path):
     assert kill_everywhere(tmp_path, sealed, ("capture", "--label", "next"), check) >= 2
 
 
-# Ensures a capture killed at any step of writing its pack or unpacking it afterwards
-# (ownpacks.py) loses no object: the turn still undoes, and git fsck is clean.
+# Ensures a sealing capture killed at any durable step loses no object: the turn still
+# undoes, git fsck is clean, and no pack is left listed for unpacking (ownpacks.py).
 def test_capture_killed_while_unpacking_its_pack(tmp_path: Path):
     template = make_repo(tmp_path / "template", FILES)
     cli_json(template, "capture", "--label", "turn")
@@ -175,7 +175,7 @@ def test_capture_killed_while_unpacking_its_pack(tmp_path: Path):
         assert git(repo, "fsck", "--strict", "--no-dangling") == ""
 
     steps = kill_everywhere(tmp_path, sealing, ("capture", "--phase", "after"), check)
-    assert steps >= 3  # the pack written, its objects loose, the pack deleted at least
+    assert steps >= 2  # the anchor and the session's ref at least
     assert listed_packs(tmp_path / f"run{steps}") == []
 
 
