@@ -7,10 +7,9 @@ a ~580 ms cold capture, 50-100 ms of a turn's, where git's own temporary-index m
 fsyncs nothing. Objects written through `ObjectBatch.repo` stay in memory (libgit2's
 mempack backend on a handle of their own) and `commit` writes them into the repository
 as one pack (`packfile`: three flushes) before anything names them. A few objects, which
-git would keep loose, are listed to be unpacked into loose objects once the capture has
-answered (`ownpacks`); where that cannot be (a multi-pack-index, Windows), they are
-written loose at once. Reads through the handle see the repository's objects and the
-batch's.
+git would keep loose, are written loose at once; listing them as a pack to unpack once the
+capture has answered (`ownpacks`) is switched off, as it is not safe beside git's own gc.
+Reads through the handle see the repository's objects and the batch's.
 """
 
 from __future__ import annotations

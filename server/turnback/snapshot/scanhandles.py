@@ -44,9 +44,9 @@ class ScanHandles:
 
     def object_batch(self, hold: bool = False) -> ObjectBatch:
         """Where a capture writes its objects: held in memory and written as one pack
-        (unpacked after the capture when there are few: ownpacks.py); or, where packs
-        cannot be unpacked, held only when there are many (a handle of its own costs what
-        a few loose objects do not)."""
+        when there are many; loose at once when there are few (a handle of its own costs
+        what a few loose objects do not), unless packs are unpacked after the capture
+        (ownpacks.py: switched off)."""
         hold = hold or self._own_packs.usable()
         return ObjectBatch(self.ws.repo, self.ws.objects_dir, hold=hold, packs=self._own_packs)
 

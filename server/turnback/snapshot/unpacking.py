@@ -1,5 +1,8 @@
 """turnback's packs unpacked once a capture has answered, on a thread of their own.
 
+Idle while `ownpacks.UNPACK_AFTER_CAPTURE` is off (ownpacks.py says why): no capture
+then lists a pack, and nothing starts this thread.
+
 A capture writes its few objects as one pack (core/ownpacks.py); writing them loose, a
 file and its folder flushed each, is this thread's job, so that no agent waits for it.
 It holds no repository lock: like the user's own gc, it only ever removes a pack whose
