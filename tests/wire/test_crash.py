@@ -158,7 +158,7 @@ def test_capture_killed_at_every_step(tmp_path: Path):
 
 # Ensures a sealing capture killed at any durable step loses no object: the turn still
 # undoes, git fsck is clean, and no pack is left listed for unpacking (ownpacks.py).
-def test_capture_killed_while_unpacking_its_pack(tmp_path: Path):
+def test_sealing_capture_killed_at_every_step(tmp_path: Path):
     template = make_repo(tmp_path / "template", FILES)
     cli_json(template, "capture", "--label", "turn")
     write(template, "a.txt", "the agent's edit\n")
