@@ -11,7 +11,7 @@ few collaborators they need, never the engine.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
@@ -49,6 +49,7 @@ from .snapshot.members import WorkspaceScanner
 from .snapshot.scanner import Progress, Snapshot
 from .snapshot.treewatch import TreeWatch
 from .snapshot.unpacking import Unpacking
+from .snapshot.watchsetup import WatchSetup
 
 
 def check_session(session: Any) -> str | None:
@@ -77,8 +78,10 @@ class Engine:
         self.ws: WorkspaceRepo = open_workspace(folder)
         self.store = TimelineStore(self.ws)
         self.journal = Journal(self.repo, self.ws.ref_prefix)
-        #: A long-lived process's watch of the work tree (`enable_watcher`).
+        #: A long-lived process's watch of the work tree (`enable_watcher`), and its
+        #: setup on a thread of its own (`start_watching`).
         self._watch: TreeWatch | None = None
+        self._watch_setup = WatchSetup(self.enable_watcher)
         #: The root's scanner and one per member repository (nested ones, submodules).
         self.scanner = WorkspaceScanner(self.ws)
         self._lock = threading.RLock()
@@ -158,16 +161,25 @@ class Engine:
 
         Writes no turn: a daemon does it once it watches, before any hook asks.
         """
+        self._watch_setup.wait()
         with self._locked():
             self.capture_now(None, None)
 
     # ---- the watcher -----------------------------------------------------------------------
 
-    def enable_watcher(self) -> bool:
-        """Watches the work tree so captures look only at changed paths (long-lived servers)."""
+    def start_watching(self) -> None:
+        """`enable_watcher` on a thread of its own, for servers: no request waits for it,
+        and a capture asked meanwhile goes first (snapshot/watchsetup.py)."""
+        self._watch_setup.start()
+
+    def enable_watcher(self, give_way: Callable[[], bool] | None = None) -> bool:
+        """Watches the work tree so captures look only at changed paths (long-lived servers).
+
+        Raises `fswatch.GaveWay` as soon as `give_way`, asked before each directory, says so.
+        """
         with self._lock:
             watch = TreeWatch(self.ws, self.scanner)
-            if not watch.start():
+            if not watch.start(give_way):
                 return False
             if self._watch is not None:
                 self._watch.close()
@@ -181,6 +193,7 @@ class Engine:
 
     def close(self) -> None:
         """Saves the scan cache for the next process and stops watching."""
+        self._watch_setup.close()
         self.unpacking.wait()
         with self._lock:
             self.scanner.flush()
@@ -202,7 +215,7 @@ class Engine:
     ) -> Turn:
         """A new turn ("before"), or the newest active turn sealed ("after")."""
         _check_capture(phase, label, turn)
-        with self._locked():
+        with self._watch_setup.capture(), self._locked():
             name = self.resolve_session(session)
             timeline = self.store.load(name) or Timeline(session=name)
             if phase == "after" and not timeline.active:

@@ -85,11 +85,11 @@ class TurnbackServer(LanguageServer):
         return self.engine_for(from_fs_path(max(holders, key=len)))
 
     def engine_for(self, workspace: str | None) -> Engine:
-        """The folder's engine, made and its watch set up on first use.
+        """The folder's engine, made on first use, its watch set up on a thread of its own.
 
-        Setting up a large folder's watch takes a second or more: requests for the same
-        folder wait for it (requests and `initialized` may ask at once), the other
-        folders' requests do not.
+        Requests for the same folder wait while it is made (requests and `initialized`
+        may ask at once), the other folders' requests do not; none waits for the watch,
+        and a capture asked meanwhile goes first (snapshot/watchsetup.py).
         """
         folder = str(Path(self.folder_for(workspace)).resolve())
         with self._engines_lock:
@@ -102,7 +102,7 @@ class TurnbackServer(LanguageServer):
                 engine = self.engines.get(folder)
             if engine is None:
                 engine = Engine(folder, self.settings)
-                engine.enable_watcher()  # a long-lived server: captures look only at what changed
+                engine.start_watching()  # a long-lived server: captures look only at what changed
                 self.watcher.watch(engine)
                 with self._engines_lock:
                     engine.settings = self.settings  # any applied while it was being made

@@ -51,6 +51,10 @@ _MASK = (
 _EVENT = struct.Struct("iIII")
 
 
+class GaveWay(Exception):
+    """The setup stopped before it watched every directory: a capture asked to go first."""
+
+
 def available() -> bool:
     """False off Linux and in portable mode: the engine then scans the whole tree."""
     return hasattr(linux_libc(), "inotify_init1")
@@ -64,6 +68,7 @@ class Watcher:
         root: str,
         skip_dir: Callable[[str], bool],
         lister: Callable[[str], list[os.DirEntry[str]]] | None = None,
+        give_way: Callable[[], bool] | None = None,
     ) -> None:
         self.root = root.rstrip("/")
         self.skip_dir = skip_dir
@@ -81,11 +86,14 @@ class Watcher:
         self.changed: set[str] = set()
         #: Directories `skip_dir` ruled out, asked again by `watch_again`.
         self.skipped: set[str] = set()
+        #: Asked before each directory of the first walk: True stops it (GaveWay).
+        self._give_way = give_way
         try:
             self._watch_tree("")
         except BaseException:
             self.close()
             raise
+        self._give_way = None
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -107,6 +115,8 @@ class Watcher:
         """Watches `top` and the directories below it; reports files already there."""
         stack = [top]
         while stack:
+            if self._give_way is not None and self._give_way():
+                raise GaveWay()
             rel = stack.pop()
             if not self._watch(rel):
                 continue

@@ -14,6 +14,7 @@ ones again.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pygit2
 
@@ -49,8 +50,9 @@ class TreeWatch:
         #: While `start` loads the user's index beside its walk.
         self._user_index_loading = False
 
-    def start(self) -> bool:
-        """Sets the watches up; False where inotify cannot watch this tree."""
+    def start(self, give_way: Callable[[], bool] | None = None) -> bool:
+        """Sets the watches up; False where inotify cannot watch this tree. Raises
+        `fswatch.GaveWay` once `give_way` says so (asked before each directory)."""
         if not fswatch.available():
             return False
         user_index = self.scanner.user_index
@@ -64,18 +66,19 @@ class TreeWatch:
         watcher = None
         try:
             watcher = fswatch.Watcher(
-                str(self.ws.root), self._ignored_dir, self.scanner.root.list_directory
+                str(self.ws.root), self._ignored_dir, self.scanner.root.list_directory, give_way
             )
         except OSError:
             pass
         finally:
             self._user_index_loading = False
-        try:
-            finish_loading()  # raises as `refresh` does for an index libgit2 cannot read
-        except BaseException:
-            if watcher is not None:
-                watcher.close()
-            raise
+            try:
+                # Also when the setup gave way: the capture going first needs the index.
+                finish_loading()  # raises as `refresh` does for an index libgit2 cannot read
+            except BaseException:
+                if watcher is not None:
+                    watcher.close()
+                raise
         if watcher is None:
             return False
         watcher.watch_again()
