@@ -1,9 +1,12 @@
-"""Ref updates that wait out git's own short-lived ref locks.
+"""Ref updates that wait out git's own short-lived ref locks and directory pruning.
 
 `git gc --auto`, `pack-refs` and `update-ref` hold `<ref>.lock` (or packed-refs.lock)
 for a moment, and git itself waits `core.filesRefLockTimeout` for such locks;
-libgit2 fails at once. A turnback operation racing the user's git commands waits
-too, and only after that says the repository is busy.
+libgit2 fails at once. `pack-refs --prune` also removes the directories its loose refs
+leave empty: libgit2, creating `refs/turnback/main/sessions` one level at a time, then
+finds a parent it just saw gone ("failed to make directory"), where git retries
+(`raceproof_create_file`). A turnback operation racing the user's git commands retries
+too, and only after `REF_LOCK_WAIT` says the repository is busy.
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ def _locked(error: Exception) -> bool:
     return "lock" in text or "exists" in text
 
 
+def _parent_pruned(error: Exception) -> bool:
+    text = str(error).lower()
+    return "failed to make directory" in text and "no such file or directory" in text
+
+
 def with_ref_lock_retry(action: Callable[[], T], what: str) -> T:
     deadline = time.monotonic() + REF_LOCK_WAIT
     delay = 0.01
@@ -36,9 +44,10 @@ def with_ref_lock_retry(action: Callable[[], T], what: str) -> T:
         try:
             return action()
         except (OSError, pygit2.GitError) as error:
-            if not _locked(error) or time.monotonic() > deadline:
-                if _locked(error):
-                    raise Busy(f"git kept {what} locked for {REF_LOCK_WAIT:.0f} s") from error
+            transient = _locked(error) or _parent_pruned(error)
+            if not transient or time.monotonic() > deadline:
+                if transient:
+                    raise Busy(f"git kept {what} busy for {REF_LOCK_WAIT:.0f} s") from error
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
