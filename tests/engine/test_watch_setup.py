@@ -8,14 +8,12 @@ engine has a capture waiting, or is closing, so each ordering is forced, not tim
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from helpers import make_repo, write
+from helpers import make_repo, wait_for, write
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
 from turnback.snapshot.scanner import Scanner
@@ -25,13 +23,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 WAIT = 20  # seconds; each wait below ends at once when the behaviour holds
-
-
-def wait_until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, "the engine never got there"
-        time.sleep(0.01)
 
 
 def capture_waiting(engine: Engine) -> bool:
@@ -52,7 +43,7 @@ class Listings:
             self.listed.append(rel_dir)
             if rel_dir == "" and self.listed.count("") in hold:
                 self.held.set()
-                wait_until(lambda: until(self.engine))
+                wait_for(lambda: until(self.engine), WAIT, "the engine to get there")
             return original(scanner, rel_dir)
 
         monkeypatch.setattr(Scanner, "list_directory", listing)
@@ -102,7 +93,7 @@ def test_the_setup_gives_way_only_once(tmp_path, monkeypatch):
         engine.start_watching()
         assert listings.held.wait(WAIT), "the setup never listed the root"
         engine.capture(label="first")  # stops the first setup
-        wait_until(lambda: listings.roots() == 2)  # the second setup, held at the root
+        wait_for(lambda: listings.roots() == 2, WAIT, "a second setup")  # held at the root
         engine.capture(label="second")  # waits for the second setup, which goes on
         assert engine.watcher is not None  # set up before this capture ran
         engine._watch_setup.wait()

@@ -2,7 +2,7 @@
 
 Import from here (`from helpers import git, make_repo, run_cli`); the submodules hold one
 concern each: env (the isolated environment), git, files, cli, lsp, objects
-(what the object database holds on disk). The pytest fixtures
+(what the object database holds on disk), waiting (a condition with a deadline). The pytest fixtures
 built on them (`repo`, `client`) are in tests/conftest.py.
 """
 
@@ -27,6 +27,7 @@ from .lsp import (
     undo,
 )
 from .objects import listed_packs, loose_objects, pack_names
+from .waiting import wait_for
 
 __all__ = [
     "DATA_DIR",
@@ -57,5 +58,6 @@ __all__ = [
     "to_plain",
     "tree_state",
     "undo",
+    "wait_for",
     "write",
 ]

@@ -19,7 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SERVER_ENV, cli_json, git, git_run, list_turns, start_server, tree_state, write
+from helpers import (
+    SERVER_ENV,
+    cli_json,
+    git,
+    git_run,
+    list_turns,
+    start_server,
+    tree_state,
+    wait_for,
+    write,
+)
 from turnback.daemon import client
 
 DAEMON_ENV = {**SERVER_ENV, "TURNBACK_DAEMON": "on"}
@@ -48,13 +58,6 @@ def daemon_pid(repo: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return pid
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def wait_warm(repo: Path, pid: int | None = None) -> int:
