@@ -27,14 +27,11 @@ REF_LOCK_WAIT = 5.0
 T = TypeVar("T")
 
 
-def _locked(error: Exception) -> bool:
+def _raced_by_git(error: Exception) -> bool:
+    """A ref lock git holds, or a parent directory its `pack-refs` pruned."""
     text = str(error).lower()
-    return "lock" in text or "exists" in text
-
-
-def _parent_pruned(error: Exception) -> bool:
-    text = str(error).lower()
-    return "failed to make directory" in text and "no such file or directory" in text
+    pruned = "failed to make directory" in text and "no such file or directory" in text
+    return pruned or "lock" in text or "exists" in text
 
 
 def with_ref_lock_retry(action: Callable[[], T], what: str) -> T:
@@ -44,9 +41,9 @@ def with_ref_lock_retry(action: Callable[[], T], what: str) -> T:
         try:
             return action()
         except (OSError, pygit2.GitError) as error:
-            transient = _locked(error) or _parent_pruned(error)
-            if not transient or time.monotonic() > deadline:
-                if transient:
+            raced = _raced_by_git(error)
+            if not raced or time.monotonic() > deadline:
+                if raced:
                     raise Busy(f"git kept {what} busy for {REF_LOCK_WAIT:.0f} s") from error
                 raise
             time.sleep(delay)
