@@ -12,6 +12,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode, ObjectType
 
+from .objectwrites import written
 from .repository import _common_dir
 
 #: Above this many missing objects, a copy writes one pack instead of loose objects (a
@@ -63,13 +64,17 @@ def copy_missing(src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid
         # A pack the object database does not see (an unusual layout): loose objects.
     for current in missing:
         kind, data = src.odb.read(current)[:2]
-        dst.odb.write(kind, data)
+        written(lambda: dst.odb.write(kind, data))  # noqa: B023
 
 
 def graft(repo: pygit2.Repository, base: pygit2.Oid, grafts: dict[str, pygit2.Oid]) -> pygit2.Oid:
     """`base` with each tree of `grafts` at its path (replacing a gitlink or anything else
     there; an empty tree removes the path), in one pass: each tree on the way is written
     once, however many members sit below it."""
+    return written(lambda: _graft(repo, base, grafts))
+
+
+def _graft(repo: pygit2.Repository, base: pygit2.Oid, grafts: dict[str, pygit2.Oid]) -> pygit2.Oid:
     direct: dict[str, pygit2.Oid] = {}
     nested: dict[str, dict[str, pygit2.Oid]] = {}
     for path, sub in grafts.items():
@@ -85,7 +90,7 @@ def graft(repo: pygit2.Repository, base: pygit2.Oid, grafts: dict[str, pygit2.Oi
             existing = builder.get(head)
             new = existing.id if existing and existing.filemode == FileMode.TREE else None
         if head in nested:
-            new = graft(repo, new or repo.TreeBuilder().write(), nested[head])
+            new = _graft(repo, new or repo.TreeBuilder().write(), nested[head])
         if len(repo[new]) == 0:  # type: ignore[arg-type]
             if builder.get(head) is not None:
                 builder.remove(head)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pygit2
 
+from .objectwrites import written
 from .ownpacks import OwnPacks
 from .packfile import write_pack
 from .pygit2_internals import MemoryObjects
@@ -89,7 +90,8 @@ class ObjectBatch:
             to_unpack = len(oids) <= LOOSE_UP_TO and self.packs is not None and self.packs.usable()
             if len(oids) <= LOOSE_UP_TO and not to_unpack:
                 for oid in oids:
-                    self.target.odb.write(*self._read(oid))
+                    kind, data = self._read(oid)
+                    written(lambda: self.target.odb.write(kind, data))  # noqa: B023
                 return
             objects = ((oid.raw, *self._read(oid)) for oid in oids)
             pack = write_pack(self.objects_dir / "pack", len(oids), objects)

@@ -14,6 +14,8 @@ import stat
 import pygit2
 from pygit2.enums import FileMode
 
+from .objectwrites import write_blob, write_blob_from
+
 
 def file_mode(st: os.stat_result) -> int:
     if stat.S_ISLNK(st.st_mode):
@@ -38,7 +40,7 @@ def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.
     and checked to be a regular file before a byte is read: a FIFO is never read.
     """
     if stat.S_ISLNK(st.st_mode):
-        return repo.create_blob(os.fsencode(os.readlink(full)))
+        return write_blob(repo, os.fsencode(os.readlink(full)))
     if not stat.S_ISREG(st.st_mode):
         raise SpecialFile(f"{full} is not a regular file")
     fd = os.open(full, _OPEN_FLAGS)
@@ -47,7 +49,7 @@ def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.
             raise SpecialFile(f"{full} is not a regular file")
         with open(fd, "rb", closefd=False) as stream:
             if st.st_size > STREAM_ABOVE:
-                return repo.create_blob_fromiobase(stream)
-            return repo.create_blob(stream.read())
+                return write_blob_from(repo, stream)
+            return write_blob(repo, stream.read())
     finally:
         os.close(fd)

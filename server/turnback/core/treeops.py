@@ -10,6 +10,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from .gitpaths import is_utf8, tree_from_index
+from .objectwrites import written
 
 
 class Entry(NamedTuple):
@@ -157,8 +158,8 @@ def tree_with(
 ) -> pygit2.Oid:
     """`base` with some paths set or removed; only trees on changed paths are rewritten."""
     if not all(is_utf8(path) for path in changes):
-        return tree_from_index(repo, base, changes)  # type: ignore[arg-type]
-    return _tree_with(repo, base, changes)
+        return written(lambda: tree_from_index(repo, base, changes))  # type: ignore[arg-type]
+    return written(lambda: _tree_with(repo, base, changes))
 
 
 def _tree_with(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from ..config import Settings
+from ..core.objectwrites import write_commit
 from ..core.repository import WorkspaceRepo
 from ..core.treeops import changed_paths
 from ..errors import InvalidParams
@@ -75,9 +76,8 @@ class Context:
         """Commits a snapshot's tree (on top of HEAD, for `git log` readers); no ref names it."""
         head = self.ws.head_commit()
         sig = signature()
-        oid = self.repo.create_commit(
-            None, sig, sig, message, snap.tree, [head] if head is not None else []
-        )
+        parents = [head] if head is not None else []
+        oid = write_commit(self.repo, sig, sig, message, snap.tree, parents)
         return str(oid)
 
     def end_tree(self, timeline: Timeline, turn: TurnRecord) -> pygit2.Tree | None:

@@ -20,6 +20,7 @@ from typing import Any
 import pygit2
 
 from ..core.gitrefs import delete_ref, set_ref
+from ..core.objectwrites import write_blob, write_commit, written
 from ..core.treeops import Entry
 from .timeline import signature
 
@@ -51,13 +52,12 @@ class Journal:
             "timelineAfter": intent.timeline_after,
         }
         builder = self.repo.TreeBuilder()
-        blob = self.repo.create_blob(json.dumps(data).encode())
+        blob = write_blob(self.repo, json.dumps(data).encode())
         builder.insert("journal.json", blob, pygit2.GIT_FILEMODE_BLOB)
         parents = [pygit2.Oid(hex=intent.saved), pygit2.Oid(hex=intent.timeline_after)]
         sig = signature()
-        commit = self.repo.create_commit(
-            None, sig, sig, f"turnback journal: {intent.operation}\n", builder.write(), parents
-        )
+        message = f"turnback journal: {intent.operation}\n"
+        commit = write_commit(self.repo, sig, sig, message, written(builder.write), parents)
         set_ref(self.repo, self.ref, commit, "journal begin")
         intent.id = str(commit)
         return intent.id

@@ -27,6 +27,8 @@ from typing import Any
 
 import pygit2
 
+from ..core.objectwrites import write_blob, write_commit, written
+
 #: The header's name in format 2. A turnback that knows only `timeline.json` finds no
 #: timeline there and refuses to load it, rather than saving it back without its turns.
 HEADER = "session.json"
@@ -124,7 +126,7 @@ def write(
             raise ValueError(f"turn {number} twice in one timeline")
         data = turn_bytes(record)
         old = base.turns.get(number)
-        oid = old[1] if old is not None and old[0] == data else repo.create_blob(data)
+        oid = old[1] if old is not None and old[0] == data else write_blob(repo, data)
         layout.turns[number] = (data, oid)
         node = buckets.setdefault(number // BUCKET, _Node())
         node.entries[f"{number}.json"] = oid
@@ -139,7 +141,7 @@ def write(
         group.parents.append(_fixed_commit(repo, tree, node.parents))
     stored_groups = _by_parent({str(b): (b * BUCKET // GROUP, o) for b, o in base.buckets.items()})
     root = repo.TreeBuilder()
-    root.insert(HEADER, repo.create_blob(json.dumps(header).encode()), pygit2.GIT_FILEMODE_BLOB)
+    root.insert(HEADER, write_blob(repo, json.dumps(header).encode()), pygit2.GIT_FILEMODE_BLOB)
     parents: list[pygit2.Oid] = []
     if groups:
         top = repo.TreeBuilder()
@@ -148,9 +150,9 @@ def write(
             layout.groups[number] = tree
             top.insert(str(number), tree, pygit2.GIT_FILEMODE_TREE)
             parents.append(_fixed_commit(repo, tree, node.parents))
-        root.insert(TURNS, top.write(), pygit2.GIT_FILEMODE_TREE)
+        root.insert(TURNS, written(top.write), pygit2.GIT_FILEMODE_TREE)
     parents.extend(p for p in map(_oid, extra_parents) if p not in parents)
-    oid = repo.create_commit(None, signature, signature, message, root.write(), parents)
+    oid = write_commit(repo, signature, signature, message, written(root.write), parents)
     return oid, layout
 
 
@@ -181,11 +183,11 @@ def _tree(
     for name, oid in entries.items():
         mode = pygit2.GIT_FILEMODE_BLOB if name.endswith(".json") else pygit2.GIT_FILEMODE_TREE
         builder.insert(name, oid, mode)
-    return builder.write()
+    return written(builder.write)
 
 
 def _fixed_commit(
     repo: pygit2.Repository, tree: pygit2.Oid, parents: list[pygit2.Oid]
 ) -> pygit2.Oid:
     """A bucket or group commit: the same tree and parents give the same, unwritten, object."""
-    return repo.create_commit(None, _FIXED, _FIXED, "turnback turns\n", tree, parents)
+    return write_commit(repo, _FIXED, _FIXED, "turnback turns\n", tree, parents)

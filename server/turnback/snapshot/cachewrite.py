@@ -20,6 +20,7 @@ from concurrent.futures import Future
 
 import pygit2
 
+from ..core.objectwrites import written
 from .workdir_scan import executor
 
 log = logging.getLogger(__name__)
@@ -47,14 +48,14 @@ class CacheWriter:
         def write() -> None:
             if refresh is not None:
                 repo, expected = refresh
-                written = index.write_tree(repo)
-                if written != expected:
+                tree = written(lambda: index.write_tree(repo))
+                if tree != expected:
                     self.tree_differed = True
                     log.error(
                         "turnback's path-wise snapshot tree %s differs from its index's %s; "
                         "the next capture writes the whole tree",
                         expected,
-                        written,
+                        tree,
                     )
             index.write()
             then()

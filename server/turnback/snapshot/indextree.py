@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pygit2
 
+from ..core.objectwrites import written
 from ..core.treeops import Entry, tree_with
 
 #: Past this many touched paths, libgit2's write_tree is as fast: most trees differ anyway
@@ -45,5 +46,5 @@ def index_tree(
     """The tree `index` holds, where `last` was its tree before `touched` paths changed
     (None: unknown, so libgit2 writes it whole)."""
     if last is None or len(touched) > PATHWISE_UP_TO:
-        return index.write_tree(repo)
+        return written(lambda: index.write_tree(repo))
     return tree_with(repo, repo[last], entries_of(index, touched))

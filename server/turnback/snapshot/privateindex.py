@@ -19,6 +19,7 @@ import pygit2
 
 from ..core.gitrefs import set_ref
 from ..core.locking import repository_lock
+from ..core.objectwrites import write_commit, written
 from ..core.pygit2_internals import attach_repository
 from ..core.repository import WorkspaceRepo
 from ..errors import TurnbackError
@@ -187,7 +188,7 @@ class PrivateIndex:
         """The commit that anchors `tree`, written through `repo`: a capture's batch, which
         writes it to disk in one pack with the tree's new objects."""
         sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
-        return repo.create_commit(None, sig, sig, "turnback: scan cache\n", tree, [])
+        return write_commit(repo, sig, sig, "turnback: scan cache\n", tree, [])
 
     def anchor(self, commit: pygit2.Oid) -> None:
         """Keeps everything the index names reachable, before the index is saved; the ref
@@ -199,7 +200,7 @@ class PrivateIndex:
     def written_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
         """The index's tree as it stands (libgit2 writes it whole), None if it cannot."""
         try:
-            return index.write_tree(self.ws.repo)
+            return written(lambda: index.write_tree(self.ws.repo))
         except pygit2.GitError:
             return None
 

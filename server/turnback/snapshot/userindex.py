@@ -15,6 +15,7 @@ from collections.abc import Callable
 import pygit2
 
 from ..core.indexfile import GITLINK
+from ..core.objectwrites import written
 from ..core.repository import WorkspaceRepo
 from ..core.sorted_index import has_entry_under
 from ..core.treeops import changed_paths, entry_at
@@ -88,7 +89,8 @@ class UserIndex:
         """The index as a tree (HEAD's during a merge, when the index holds conflicts)."""
         if self._tree is None and self.index is not None:
             try:
-                self._tree = self.ws.repo[self.index.write_tree(self.ws.repo)]  # type: ignore[assignment]
+                tree = written(lambda: self.index.write_tree(self.ws.repo))  # type: ignore[union-attr]
+                self._tree = self.ws.repo[tree]  # type: ignore[assignment]
                 self._tree_is_index = True
             except pygit2.GitError:
                 head = self.ws.head_commit()

@@ -1,0 +1,96 @@
+"""Object writes that survive git's `prune-packed` removing a fan-out folder under them.
+
+`git gc` and `git repack -d` end with `prune-packed`: it deletes the loose objects a pack
+now holds and removes every `objects/xx` folder it leaves empty. libgit2 writes a loose
+object to a temporary file, creates `objects/xx`, flushes the file, then links it in, so
+a prune during that flush leaves it no folder to link into ("failed to rename lockfile
+to '.../objects/xx/...': No such file or directory"). libgit2 writes a tree or a commit
+a second time when the first write fails (`git_odb_write` falls back to a streamed
+write), but a blob (and `Odb.write`), which it always streams, only once: a capture's
+blob that lost the race failed the capture, or scanned the whole tree again as if a file
+had changed under it. Worse, `git_commit_create` drops the error of a commit whose two
+writes both lost (libgit2 1.9.x `git_commit__create_internal`: `if (git_odb_write(...)
+< 0) goto cleanup;` returns the `error` of the step before, 0): it answers with the id
+of a commit that is not on disk, which a timeline would then name. So a commit is looked
+for once written.
+
+Writing an object again is harmless (same name, same bytes), so a write that lost the
+race is written again, as git does (`create_object_directory`'s callers retry).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import BinaryIO, TypeVar
+
+import pygit2
+
+#: Attempts at one object write while git prunes: each loses only if a prune removes
+#: the new folder during the ~0.5 ms flush, and a `prune-packed` passes each folder once.
+PRUNE_ATTEMPTS = 6
+#: The pause before the second attempt, then growing: a prune under way moves on.
+PRUNE_PAUSE = 0.002
+
+#: Where libgit2 links a loose object in, as its error names it.
+_LOOSE_OBJECT = re.compile(r"/objects/[0-9a-f]{2}/[0-9a-f]{38}\b")
+
+T = TypeVar("T")
+
+
+class CommitNotWritten(OSError):
+    """libgit2 answered with a commit id, but no such commit is in the repository."""
+
+
+def pruned_under(error: BaseException) -> bool:
+    """libgit2's error for an object whose fan-out folder vanished before it was linked."""
+    if isinstance(error, CommitNotWritten):
+        return True
+    text = str(error).replace("\\", "/")
+    return "No such file or directory" in text and _LOOSE_OBJECT.search(text) is not None
+
+
+def written(write: Callable[[], T]) -> T:
+    """`write()`, again while it loses the race with git's prune (it raises OSError)."""
+    for attempt in range(1, PRUNE_ATTEMPTS + 1):
+        try:
+            return write()
+        except OSError as error:
+            if attempt == PRUNE_ATTEMPTS or not pruned_under(error):
+                raise
+            time.sleep(PRUNE_PAUSE * attempt)
+    raise AssertionError("unreachable")
+
+
+def write_blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
+    return written(lambda: repo.create_blob(data))
+
+
+def write_blob_from(repo: pygit2.Repository, stream: BinaryIO) -> pygit2.Oid:
+    """A blob of everything `stream` holds from its start (read again on a retry)."""
+
+    def write() -> pygit2.Oid:
+        stream.seek(0)
+        return repo.create_blob_fromiobase(stream)
+
+    return written(write)
+
+
+def write_commit(
+    repo: pygit2.Repository,
+    author: pygit2.Signature,
+    committer: pygit2.Signature,
+    message: str,
+    tree: pygit2.Oid,
+    parents: list[pygit2.Oid],
+) -> pygit2.Oid:
+    """A commit no ref names yet, on disk (or in the handle's memory) once this returns."""
+
+    def write() -> pygit2.Oid:
+        oid = repo.create_commit(None, author, committer, message, tree, parents)
+        if not repo.odb.exists(oid):
+            raise CommitNotWritten(f"libgit2 reported commit {oid} written, but it is not")
+        return oid
+
+    return written(write)
