@@ -17,7 +17,7 @@ import os
 import sys
 
 from . import __version__
-from .errors import InvalidParams, Reason, TurnbackError
+from .errors import InvalidParams, Reason, StorageFailed, TurnbackError
 
 TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
 if TYPE_CHECKING:
@@ -331,7 +331,10 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="surrogateescape")
     try:
-        result = run_command(args)
+        try:
+            result = run_command(args)
+        except OSError as error:  # the file system refused (permissions, a full disk, ...)
+            raise StorageFailed.from_os_error(error) from error
     except TurnbackError as error:
         if args.json:
             from .wire import error_to_wire
@@ -340,10 +343,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"turnback: {error.message}", file=sys.stderr)
         return _EXIT_CODES.get(error.reason, EXIT_FAILED)
-    except OSError as error:  # the file system refused (permissions, a full disk, ...)
-        where = f": {os.fsdecode(error.filename)}" if error.filename is not None else ""
-        print(f"turnback: {error.strerror or error}{where}", file=sys.stderr)
-        return EXIT_FAILED
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -8,6 +8,7 @@ to exit codes.
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 
 TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
@@ -34,6 +35,7 @@ class Reason(str, Enum):
     WORK_TREE_CHANGING = "workTreeChanging"
     UNSUPPORTED_REPOSITORY = "unsupportedRepository"
     RESTORE_FAILED = "restoreFailed"
+    STORAGE_FAILED = "storageFailed"
     TURN_RUNNING = "turnRunning"
 
 
@@ -127,6 +129,22 @@ class RestoreFailed(RequestFailed):
     """Writing files failed midway; what was written has been rolled back."""
 
     reason = Reason.RESTORE_FAILED
+
+
+class StorageFailed(RequestFailed):
+    """The file system refused what turnback needed (a full disk, a read-only mount,
+    permissions on `.git`): the user's to fix, not a bug."""
+
+    reason = Reason.STORAGE_FAILED
+
+    @classmethod
+    def from_os_error(cls, error: OSError) -> StorageFailed:
+        cause = error.strerror or str(error)
+        where = f" ({os.fsdecode(error.filename)})" if error.filename is not None else ""
+        return cls(
+            f"The file system refused what turnback needed: {cause}{where}. What turnback "
+            "recorded before is intact; free some space or fix the permissions, then try again."
+        )
 
 
 class Cancelled(TurnbackError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from turnback.core.gitrefs import with_ref_lock_retry
+from turnback.errors import StorageFailed
 
 PRUNED_PARENT = OSError(
     "failed to make directory '/tmp/repo/.git/refs/turnback/main/sessions': "
@@ -37,9 +38,10 @@ def test_a_parent_directory_pruned_by_git_is_retried():
     assert len(calls) == 2
 
 
-# Fails when any missing directory is retried: a work tree that is gone must say so at once.
+# Fails when any missing directory is retried: a work tree that is gone must say so at once,
+# as the file system's refusal (storageFailed), not as a bug.
 def test_other_missing_paths_are_not_retried():
     calls, action = failing_once(OSError("could not open '/gone/.git/HEAD': No such file"))
-    with pytest.raises(OSError, match="could not open"):
+    with pytest.raises(StorageFailed, match="could not open"):
         with_ref_lock_retry(action, "refs/turnback/main/sessions/beta")
     assert len(calls) == 1

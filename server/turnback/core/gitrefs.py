@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import pygit2
 
-from ..errors import Busy
+from ..errors import Busy, StorageFailed
 from . import faults
 
 #: How long a ref lock held by git is waited for: git's own default is 100 ms; gc's
@@ -45,6 +45,8 @@ def with_ref_lock_retry(action: Callable[[], T], what: str) -> T:
             if not raced or time.monotonic() > deadline:
                 if raced:
                     raise Busy(f"git kept {what} busy for {REF_LOCK_WAIT:.0f} s") from error
+                if isinstance(error, OSError):
+                    raise StorageFailed.from_os_error(error) from error
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.2)

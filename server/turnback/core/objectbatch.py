@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pygit2
 
+from ..errors import StorageFailed
 from .objectwrites import written
 from .ownpacks import OwnPacks
 from .packfile import write_pack
@@ -94,7 +95,10 @@ class ObjectBatch:
                     written(lambda: self.target.odb.write(kind, data))  # noqa: B023
                 return
             objects = ((oid.raw, *self._read(oid)) for oid in oids)
-            pack = write_pack(self.objects_dir / "pack", len(oids), objects)
+            try:
+                pack = write_pack(self.objects_dir / "pack", len(oids), objects)
+            except OSError as error:
+                raise StorageFailed.from_os_error(error) from error
             if to_unpack:
                 self.packs.added(pack)  # written loose once the capture has answered
         finally:

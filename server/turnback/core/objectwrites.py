@@ -27,6 +27,8 @@ from typing import BinaryIO, TypeVar
 
 import pygit2
 
+from ..errors import StorageFailed
+
 #: Attempts at one object write while git prunes: each loses only if a prune removes
 #: the new folder during the ~0.5 ms flush, and a `prune-packed` passes each folder once.
 PRUNE_ATTEMPTS = 6
@@ -52,13 +54,14 @@ def pruned_under(error: BaseException) -> bool:
 
 
 def written(write: Callable[[], T]) -> T:
-    """`write()`, again while it loses the race with git's prune (it raises OSError)."""
+    """`write()`, again while it loses the race with git's prune; any other refusal of the
+    file system (libgit2 raises OSError: a full disk, say) is `StorageFailed`."""
     for attempt in range(1, PRUNE_ATTEMPTS + 1):
         try:
             return write()
         except OSError as error:
             if attempt == PRUNE_ATTEMPTS or not pruned_under(error):
-                raise
+                raise StorageFailed.from_os_error(error) from error
             time.sleep(PRUNE_PAUSE * attempt)
     raise AssertionError("unreachable")
 

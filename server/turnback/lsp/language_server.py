@@ -23,7 +23,7 @@ from .. import __version__
 from ..config import Settings, settings_from_json
 from ..core import memory
 from ..engine import Engine
-from ..errors import InvalidParams, NoWorkspace, TurnbackError
+from ..errors import InvalidParams, NoWorkspace, StorageFailed, TurnbackError
 from ..wire import error_code, error_data, to_wire
 from .params import Params
 from .progress import Progress
@@ -217,6 +217,9 @@ class TurnbackServer(LanguageServer):
             raise to_rpc_error(error) from None
         except JsonRpcException:
             raise
+        except OSError as error:  # the file system refused: the user's to fix, not a bug
+            logger.warning("The file system refused a request\n%s", traceback.format_exc())
+            raise to_rpc_error(StorageFailed.from_os_error(error)) from None
         except Exception as error:
             raise self._internal_error(error) from None
         finally:

@@ -31,7 +31,7 @@ from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
 from ..core.treeops import Entry, tree_with
 from ..core.worktree import under_real_dirs
-from ..errors import Cancelled, WorkspaceTooLarge
+from ..errors import Cancelled, StorageFailed, WorkspaceTooLarge
 from .cachewrite import CacheWriter
 from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
 from .ignore_rules import touches_ignore_files
@@ -139,7 +139,7 @@ class Scanner:
             ):
                 return self._capture_changed(settings, changed)
             return self._capture(settings, progress, cancelled)
-        except (Cancelled, WorkspaceTooLarge):
+        except (Cancelled, WorkspaceTooLarge, StorageFailed):
             # Drop unanchored in-memory entries; reload the saved cache.
             self.private.index, self.private.tree = None, None
             raise

@@ -1,0 +1,114 @@
+"""A full disk under the repository: a clear error, nothing recorded, nothing lost.
+
+The repository lives on a real tmpfs of 4 MiB, mounted for the test (the suite runs as
+root; where mounting is not allowed the tests are skipped), filled by a file until the
+kernel answers ENOSPC.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from helpers import capture, git_run, list_turns, make_repo, run_cli, start_server, write
+from turnback.engine import Engine
+from turnback.errors import StorageFailed
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Writes a file until the disk is full; returns it, to be deleted to make room."""
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 65536)
+    except OSError as error:
+        assert error.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    return filler
+
+
+def edit_all(root: Path, version: str) -> None:
+    for n in range(10):
+        write(root, f"f{n}.txt", f"{version} {n}\n" * 40)
+
+
+# Fails when a capture on a full disk is reported as files changing or as a bug, records
+# a turn, or leaves the repository with a ref to an object that is not there.
+def test_a_capture_on_a_full_disk_says_so_and_records_nothing(small_disk: Path):
+    root = make_repo(small_disk / "repo", {f"f{n}.txt": f"v0 {n}\n" for n in range(10)})
+    engine = Engine(str(root))
+    engine.capture(session="s")
+    edit_all(root, "v1")
+    engine.capture(session="s", phase="after")
+    edit_all(root, "v2")
+    filler = fill(small_disk)
+
+    with pytest.raises(StorageFailed, match="No space left on device"):
+        engine.capture(session="s")
+    assert len(engine.list("s").turns) == 1
+
+    filler.unlink()
+    engine.capture(session="s")  # room again: it records
+    assert len(engine.list("s").turns) == 2
+    fsck = git_run(root, "fsck", "--no-dangling")
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    engine.close()
+
+
+# Fails when the command line answers a full disk with anything but its documented
+# `storageFailed` error (as JSON with --json, so a harness can tell it apart).
+def test_the_command_line_reports_a_full_disk_as_storage_failed(small_disk: Path):
+    root = make_repo(small_disk / "repo", {f"f{n}.txt": f"v0 {n}\n" for n in range(10)})
+    edit_all(root, "v1")
+    fill(small_disk)
+
+    done = run_cli(root, "capture", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["data"]["reason"] == "storageFailed"
+    assert "No space left on device" in error["message"]
+
+
+# Fails when the server answers a full disk as a bug (InternalError) rather than its
+# documented `storageFailed`, or does not answer the next request once there is room.
+async def test_the_server_reports_a_full_disk_as_storage_failed(small_disk: Path):
+    root = make_repo(small_disk / "repo", {f"f{n}.txt": f"v0 {n}\n" for n in range(10)})
+    async with start_server(root) as client:
+        await capture(client, label="before the disk filled")
+        edit_all(root, "v1")
+        filler = fill(small_disk)
+        with pytest.raises(JsonRpcException) as refused:
+            await capture(client, label="on a full disk")
+        assert refused.value.code == -32803
+        assert refused.value.data["reason"] == "storageFailed"
+        assert "No space left on device" in refused.value.message
+        filler.unlink()
+        assert (await capture(client, label="room again"))["turn"] == 2
+        assert len((await list_turns(client))["turns"]) == 2
