@@ -3,19 +3,15 @@
 `git gc` and `git repack -d` end with `prune-packed`: it deletes the loose objects a pack
 now holds and removes every `objects/xx` folder it leaves empty. libgit2 writes a loose
 object to a temporary file, creates `objects/xx`, flushes the file, then links it in, so
-a prune during that flush leaves it no folder to link into ("failed to rename lockfile
-to '.../objects/xx/...': No such file or directory"). libgit2 writes a tree or a commit
-a second time when the first write fails (`git_odb_write` falls back to a streamed
-write), but a blob (and `Odb.write`), which it always streams, only once: a capture's
-blob that lost the race failed the capture, or scanned the whole tree again as if a file
-had changed under it. Worse, `git_commit_create` drops the error of a commit whose two
-writes both lost (libgit2 1.9.x `git_commit__create_internal`: `if (git_odb_write(...)
-< 0) goto cleanup;` returns the `error` of the step before, 0): it answers with the id
-of a commit that is not on disk, which a timeline would then name. So a commit is looked
-for once written.
-
-Writing an object again is harmless (same name, same bytes), so a write that lost the
-race is written again, as git does (`create_object_directory`'s callers retry).
+a prune during that flush leaves it no folder ("failed to rename lockfile to
+'.../objects/xx/...': No such file or directory"). libgit2 tries a tree or a commit
+twice (`git_odb_write` falls back to a streamed write) but a blob, or `Odb.write`, once.
+And `git_commit_create` drops the error when both tries fail (libgit2 1.9,
+`git_commit__create_internal`: `if (git_odb_write(...) < 0) goto cleanup;` returns the
+0 of the step before): it answers with the id of a commit that is not on disk. So every
+write that lost the race is written again (same name, same bytes: harmless, as git's
+own callers retry), and every commit is looked for once written. Any other refusal of
+the file system (a full disk) is `StorageFailed`.
 """
 
 from __future__ import annotations
