@@ -19,7 +19,8 @@ from pygls.exceptions import JsonRpcException
 
 from helpers import capture, git_run, list_turns, make_repo, run_cli, start_server, write
 from turnback.engine import Engine
-from turnback.errors import StorageFailed
+from turnback.errors import RestoreFailed, StorageFailed
+from turnback.restore import undo_redo
 
 
 @pytest.fixture
@@ -112,3 +113,35 @@ async def test_the_server_reports_a_full_disk_as_storage_failed(small_disk: Path
         filler.unlink()
         assert (await capture(client, label="room again"))["turn"] == 2
         assert len((await list_turns(client))["turns"]) == 2
+
+
+# Fails when an undo whose timeline cannot move (the disk filled once its files were
+# written) loses the user's files or leaves the work tree undone while the timeline says
+# it is not. With the disk still full, putting the files back fails too: the error says
+# so, and the next operation's recovery does it once there is room.
+def test_an_undo_that_cannot_commit_on_a_full_disk_is_put_back(
+    small_disk: Path, monkeypatch: pytest.MonkeyPatch
+):
+    root = make_repo(small_disk / "repo", {f"f{n}.txt": f"v0 {n}\n" for n in range(10)})
+    engine = Engine(str(root))
+    engine.capture(session="s")
+    edit_all(root, "v1")
+    engine.capture(session="s", phase="after")
+    fillers: list[Path] = []
+
+    def durable_then_full(touched: object) -> None:
+        real_make_durable(touched)
+        fillers.append(fill(small_disk))  # the commit point's ref write comes next
+
+    real_make_durable = undo_redo.make_durable
+    monkeypatch.setattr(undo_redo, "make_durable", durable_then_full)
+    with pytest.raises(RestoreFailed, match="could not roll back .*no space left on device"):
+        engine.undo("s")
+    monkeypatch.undo()
+    fillers[0].unlink()
+
+    assert [t.state for t in engine.list("s").turns] == ["active"]  # recovery runs first
+    assert [(root / f"f{n}.txt").read_text() for n in range(10)] == [
+        f"v1 {n}\n" * 40 for n in range(10)
+    ]
+    engine.close()

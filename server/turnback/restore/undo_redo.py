@@ -17,7 +17,7 @@ from ..core.durability import make_durable
 from ..core.repository import WorkspaceRepo
 from ..core.treeops import entry_at, is_dir_in
 from ..core.worktree import holds_repository
-from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed
+from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed, StorageFailed
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
 from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
@@ -134,7 +134,7 @@ class Restorer:
         make_durable(writer.touched)
         try:
             ctx.store.commit(timeline.session, prepared)
-        except Busy:
+        except (Busy, StorageFailed):
             recovery.recover(ctx)  # the timeline never moved: put the files back, then say why
             raise
         ctx.journal.end()

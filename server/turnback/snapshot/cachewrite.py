@@ -21,6 +21,7 @@ from concurrent.futures import Future
 import pygit2
 
 from ..core.objectwrites import written
+from ..errors import StorageFailed
 from .workdir_scan import executor
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class CacheWriter:
             return
         try:
             pending.result()
-        except (OSError, pygit2.GitError) as error:
+        except (OSError, pygit2.GitError, StorageFailed) as error:
             log.warning(
                 "turnback could not save its scan cache (%s); the next process rescans", error
             )
