@@ -47,7 +47,8 @@ def retrying(work: Callable[[], T], reset: Callable[[], None], outcome: str) -> 
 
 
 def hash_or_gone(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid | None:
-    """The file's blob; None when the file vanished; Churn when it changed mid-read."""
+    """The file's blob; None when the file vanished; Churn when it changed mid-read.
+    The repository refusing the blob's write (a full disk) is StorageFailed, not Churn."""
     try:
         oid = hash_path(repo, full, st)
     except (OSError, pygit2.GitError, KeyError) as error:
