@@ -1,7 +1,8 @@
 """A full scan's tree, written path-wise from the last one, is the tree of its index.
 
-Each capture after the first writes its tree with `tree_with` from the tree before and the
-paths the scan touched (snapshot/indextree.py), not with libgit2's `write_tree`. These
+Each capture writes its tree with `tree_with` from the tree before and the paths the scan
+touched (snapshot/indextree.py), not with libgit2's `write_tree`; the first one too, from
+the seed's tree, when the user's index holds a cache-tree that names it. These
 compare the two after every kind of change a turn makes, in a real repository, and check
 the safety net: a path-wise tree that differs is caught by the cache writer's refresh.
 """
@@ -101,7 +102,7 @@ def test_pathwise_tree_is_the_index_tree_after_every_turn(
         assert snapshot.tree == whole, name
         assert not scanner._cache_writer.tree_differed, name
         assert bool(scanner.handles.thread_repos) == parallel  # the refresh ran when parallel
-    assert len(pathwise) == len(TURNS)  # every turn took the path-wise write
+    assert len(pathwise) == len(TURNS) + 1  # every capture took the path-wise write
     tree = ws.repo[snapshot.tree]
     assert "keep.log" not in tree and "notes" not in tree  # ignored, untracked: dropped
     assert tree["dir2/sub"].type_str == "blob" and "dir1/sub/f0.txt/inside.txt" in tree
@@ -145,3 +146,57 @@ def test_a_pathwise_tree_that_differs_is_caught_and_the_next_is_written_whole(
     scanner._cache_writer.settle()  # (found segfaulting in CI: two threads on one index)
     assert right == scanner.private.index.write_tree(scanner.ws.repo)  # type: ignore[union-attr]
     assert pygit2.Repository(str(root))[right]["dir0/sub/f1.txt"].data == b"edited\n"
+
+
+def _every_kind_of_change(root: Path) -> None:
+    for _name, turn in TURNS[:8]:  # edits, new, deleted, type changes, ignored output
+        turn(root)
+
+
+# Proves the first capture's tree, written path-wise from the seed's cache-tree, is the
+# tree libgit2 writes from the same index, after every kind of change a turn makes.
+def test_first_capture_starts_from_the_seeds_cached_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    bases = []
+    original = indextree.tree_with
+    monkeypatch.setattr(
+        indextree,
+        "tree_with",
+        lambda repo, base, changes: bases.append(base.id) or original(repo, base, changes),
+    )
+    root = _repository(tmp_path / "repo")
+    head_tree = pygit2.Repository(str(root)).head.peel(pygit2.Tree).id
+    _every_kind_of_change(root)
+    scanner = Scanner(open_workspace(root))
+    snapshot = scanner.capture(Settings())
+    assert bases == [head_tree]  # the seed's tree, as the commit left the cache-tree
+    scanner._cache_writer.settle()
+    assert snapshot.tree == scanner.private.index.write_tree(scanner.ws.repo)  # type: ignore[union-attr]
+    tree = scanner.ws.repo[snapshot.tree]
+    assert "notes/a/b.txt" in tree and "dir3/sub/f2.txt" not in tree and "build" not in tree
+    assert tree["dir2/sub"].type_str == "blob" and tree["run.sh"].filemode == 0o100755
+
+
+# Proves a user's index whose cache-tree `git add` voided gives the first capture no base:
+# libgit2 writes that tree whole, and it is the same tree.
+def test_first_capture_without_a_cached_tree_writes_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    bases = []
+    original = indextree.tree_with
+    monkeypatch.setattr(
+        indextree,
+        "tree_with",
+        lambda repo, base, changes: bases.append(base.id) or original(repo, base, changes),
+    )
+    root = _repository(tmp_path / "repo")
+    write(root, "staged.txt", "staged\n")
+    git(root, "add", "staged.txt")  # voids the root's cache-tree entry
+    _every_kind_of_change(root)
+    scanner = Scanner(open_workspace(root))
+    snapshot = scanner.capture(Settings())
+    assert bases == []
+    scanner._cache_writer.settle()
+    assert snapshot.tree == scanner.private.index.write_tree(scanner.ws.repo)  # type: ignore[union-attr]
+    assert "staged.txt" in scanner.ws.repo[snapshot.tree]

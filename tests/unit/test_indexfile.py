@@ -87,3 +87,19 @@ def test_version_4_falls_back_to_libgit2(tmp_path: Path):
 def test_truncated_file_is_declined(tmp_path: Path):
     data = (_repo(tmp_path) / ".git" / "index").read_bytes()
     assert indexfile.flagged_and_attributes(data[: len(data) // 2]) is None
+
+
+# Proves the cache-tree's root is read as git leaves it: valid after a commit, void after
+# `git add`, absent from an index libgit2 wrote without one.
+def test_cached_root_tree_as_git_leaves_it(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n", "d/b.txt": "b\n"})
+    index_file = root / ".git" / "index"
+    assert indexfile.seed_facts(index_file.read_bytes())[2] is True
+    (root / "c.txt").write_text("c\n")
+    git(root, "add", "c.txt")
+    assert indexfile.seed_facts(index_file.read_bytes())[2] is False
+    git(root, "write-tree")  # fills the cache-tree in again
+    assert indexfile.seed_facts(index_file.read_bytes())[2] is True
+    bare = tmp_path / "libgit2-index"
+    pygit2.Index(str(bare)).write()
+    assert indexfile.seed_facts(bare.read_bytes()) == ([], [], False)

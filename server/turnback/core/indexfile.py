@@ -35,9 +35,9 @@ def _readable(data: bytes) -> bool:
     return int.from_bytes(data[8:12], "big") * 64 <= len(data) - 12 - 20
 
 
-def _scan(data: bytes, every: list[bytes] | None) -> tuple[list[bytes], list[bytes]] | None:
-    """Flagged paths and `.gitattributes` paths, appending every non-gitlink path to `every`
-    if given; None when the file is not one this module reads.
+def _scan(data: bytes, every: list[bytes] | None) -> tuple[list[bytes], list[bytes], int] | None:
+    """Flagged paths, `.gitattributes` paths and where the extensions start, appending every
+    non-gitlink path to `every` if given; None when the file is not one this module reads.
 
     The loop reads two bytes per entry and builds nothing for an unflagged one (~17 ms at
     100k): attribute files are found first with `bytes.find`, by where their names end.
@@ -78,13 +78,45 @@ def _scan(data: bytes, every: list[bytes] | None) -> tuple[list[bytes], list[byt
         return None
     if offset > len(data) - 20:
         return None
-    return flagged, attributes
+    return flagged, attributes, offset
 
 
 def flagged_and_attributes(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
     """Paths flagged assume-unchanged or skip-worktree (not gitlinks), and every
     `.gitattributes` path; None when the file is not one this module reads."""
-    return _scan(data, None)
+    found = _scan(data, None)
+    return None if found is None else found[:2]
+
+
+def seed_facts(data: bytes) -> tuple[list[bytes], list[bytes], bool] | None:
+    """`flagged_and_attributes`, and whether the file's cache-tree names the whole index's
+    tree (git keeps it after a commit, checkout or reset; any `git add` voids it), read in
+    one pass; None when the file is not one this module reads."""
+    found = _scan(data, None)
+    if found is None:
+        return None
+    flagged, attributes, extensions = found
+    return flagged, attributes, _root_tree_valid(data, extensions)
+
+
+def _root_tree_valid(data: bytes, offset: int) -> bool:
+    """Whether the TREE extension's root entry holds a tree id (its entry count is not -1).
+
+    An extension is a 4-byte name, a 4-byte size and its data; TREE's first entry is the
+    root's: an empty path, then "<entry count> <subtrees>\n" and, if valid, the tree id.
+    """
+    end = len(data) - 20  # the checksum
+    while offset + 8 <= end:
+        name, size = data[offset : offset + 4], int.from_bytes(data[offset + 4 : offset + 8], "big")
+        body = offset + 8
+        if name == b"TREE":
+            newline = data.find(b"\n", body, min(body + size, end))
+            if data[body : body + 1] != b"\0" or newline == -1:
+                return False
+            counts = data[body + 1 : newline].split(b" ")
+            return len(counts) == 2 and counts[0].isdigit()
+        offset = body + size
+    return False
 
 
 def paths(data: bytes) -> list[bytes] | None:

@@ -179,6 +179,8 @@ class Scanner:
         index = private.load(user_index_too=True, meanwhile=check_seed_early)
         fresh, private.seeded = private.seeded, False  # a failed capture revalidates next time
         last, private.tree = private.tree, None  # unknown again until this capture succeeds
+        if fresh:
+            last = private.seed_tree(index)  # the seed's, when its cache-tree names it
         plain = self.ws.shadow
         policy = self._policy(settings)
         report("Scanning the work tree", None)

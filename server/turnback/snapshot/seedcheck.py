@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import pygit2
 
@@ -68,28 +69,37 @@ def _autocrlf(repo: pygit2.Repository) -> bool:
     return value not in ("false", "no", "off", "0", "")
 
 
-#: The seeded entries to hash again as read from an index file: its entry count, and the
-#: paths (None for a part the file could not tell).
-SeedCheck = tuple[int | None, list[str] | None]
+class SeedCheck(NamedTuple):
+    """What a seed's bytes say about it."""
+
+    #: The entries the file declares.
+    count: int | None
+    #: The entries to hash again (None for a layout indexfile does not read).
+    paths: list[str] | None
+    #: Whether the file's cache-tree names its whole tree: libgit2 then "writes" the
+    #: tree without writing anything, and a first capture updates it path-wise.
+    tree_cached: bool = False
 
 
 def untrusted_in_file(
     repo: pygit2.Repository, index_file: Path, root: Path, common_dir: Path | None
 ) -> SeedCheck:
-    """The entry count `index_file` declares, and its untrusted paths read from its bytes
-    (core/indexfile.py), None for a layout indexfile does not read. It needs no loaded
-    index, so it can run while libgit2 loads one (with the GIL released)."""
+    """The seed's facts read from its bytes (core/indexfile.py), with None for the paths
+    of a layout indexfile does not read. It needs no loaded index, so it can run while
+    libgit2 loads one (with the GIL released)."""
     data = _read(index_file)
     count = indexfile.count(data)
-    found = indexfile.flagged_and_attributes(data)
+    found = indexfile.seed_facts(data)
     if found is None:
-        return count, None
+        return SeedCheck(count, None)
     flagged, attributes = (sorted(os.fsdecode(p) for p in found[i]) for i in (0, 1))
     text = _attribute_text(repo, root, common_dir, attributes)
     if not _converting(repo, text):
-        return count, flagged
+        return SeedCheck(count, flagged, found[2])
     every = indexfile.paths(data) or []
-    return count, _convertible(repo, [os.fsdecode(p) for p in every], flagged, text)
+    return SeedCheck(
+        count, _convertible(repo, [os.fsdecode(p) for p in every], flagged, text), found[2]
+    )
 
 
 def untrusted_entries(
@@ -107,9 +117,9 @@ def untrusted_entries(
     after loading it), otherwise, or for a layout indexfile does not read, through
     libgit2.
     """
-    count, found = from_file or untrusted_in_file(repo, index_file, root, common_dir)
-    if found is not None and count == len(index):
-        return found
+    check = from_file or untrusted_in_file(repo, index_file, root, common_dir)
+    if check.paths is not None and check.count == len(index):
+        return check.paths
     return _untrusted_in(repo, index, root, common_dir)
 
 
