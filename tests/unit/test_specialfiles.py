@@ -45,3 +45,24 @@ def test_unchanged_directory_is_not_listed_again(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(os, "scandir", lambda path: listed.append(path) or real(path))
     files.start([]).result()
     assert listed == []
+
+
+# Proves the walk that only checks the last walk's directories still sees a new directory
+# holding a FIFO, a directory removed, and a changed set of excluded names.
+def test_new_and_removed_directories_are_walked_again(tmp_path: Path):
+    for rel in ("a", "b", "skip"):
+        (tmp_path / rel).mkdir()
+    os.mkfifo(tmp_path / "skip" / "pipe")
+    _age(tmp_path / "a", tmp_path / "b", tmp_path / "skip", tmp_path)
+    files = SpecialFiles(str(tmp_path))
+    assert files.start(["skip"]).result() == []
+    (tmp_path / "a" / "new").mkdir()
+    os.mkfifo(tmp_path / "a" / "new" / "pipe")
+    assert files.start(["skip"]).result() == ["a/new/pipe"]
+    assert files.start([]).result() == ["a/new/pipe", "skip/pipe"]
+    _age(tmp_path / "a" / "new", tmp_path / "a")
+    (tmp_path / "a" / "new" / "pipe").unlink()
+    (tmp_path / "a" / "new").rmdir()
+    os.mkfifo(tmp_path / "b" / "pipe")
+    assert files.start([]).result() == ["b/pipe", "skip/pipe"]
+    assert files.relisted > 0  # what tells a capture that untracked entries may have moved

@@ -15,6 +15,11 @@ changes it. One `lstat` per directory remains, git's untracked-cache idea. A
 directory changed within `RACY_NS` of being listed is listed again next time, as its
 mtime may not show a change made in the same clock tick.
 
+A walk whose directories are all unchanged needs no walk at all: the last walk's
+directories are checked in one plain loop, and only a directory that gained or lost a
+subdirectory sends it down the walk again (a warm full scan of linux's tree, 14
+alternated samples: 186 -> 172 ms median).
+
 A watching process lists every directory as it sets its watches up; it reads them
 through `list_directory`, so its first full scan lists none of them a second time
 beside libgit2's scan threads (a cold capture of linux's tree: 834 -> 645 ms median).
@@ -55,6 +60,11 @@ class SpecialFiles:
         self._last: SpecialFileWalk | None = None
         #: Directories the last walk listed anew: their entries may have changed.
         self.relisted = 0
+        #: The last walk: each directory it reached (relative, full path, listing), the
+        #: names it left out, and what it found.
+        self._walked: list[tuple[str, str, _Listing]] = []
+        self._walked_with: frozenset[str] | None = None
+        self._found: list[str] = []
 
     def start(self, excluded_names: Iterable[str]) -> SpecialFileWalk:
         self._settle()
@@ -131,8 +141,11 @@ class SpecialFiles:
             listing.trusted = False
 
     def walk(self, excluded: frozenset[str]) -> list[str]:
+        self.relisted = 0
+        if excluded == self._walked_with and self._same_directories():
+            return self._found
         found: list[str] = []
-        seen: set[str] = set()
+        walked: list[tuple[str, str, _Listing]] = []
         stack = [""]
         self.relisted = 0
         while stack:
@@ -140,13 +153,45 @@ class SpecialFiles:
             listing = self._listing(rel_dir)
             if listing is None or (rel_dir and listing.has_git):
                 continue  # gone, or a nested repository: its own owner's
-            seen.add(rel_dir)
+            walked.append((rel_dir, os.path.join(self._root, rel_dir), listing))
             prefix = f"{rel_dir}/" if rel_dir else ""
             found.extend(prefix + name for name in listing.specials)
             stack.extend(prefix + name for name in listing.subdirs if name not in excluded)
+        seen = {rel_dir for rel_dir, _full, _listing in walked}
         for gone in self._listings.keys() - seen:
             del self._listings[gone]  # no longer reached: forget it, keep memory bounded
+        self._walked, self._walked_with, self._found = walked, excluded, found
         return found
+
+    def _same_directories(self) -> bool:
+        """Whether the last walk's directories are still every directory it would reach,
+        listing again only those whose stamp moved (a plain loop over the last walk's
+        directories: half the cost of walking them, ~14 ms of `lstat` on linux's tree).
+        False as soon as one is gone, or gained or lost a subdirectory or a `.git`."""
+        changed = False
+        for position, (rel_dir, full, listing) in enumerate(self._walked):
+            try:
+                st = os.lstat(full)
+            except OSError:
+                return False
+            if listing.trusted and listing.stamp == _stamp(st):
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                return False
+            self.relisted += 1
+            fresh, _entries = self._read(full, st)
+            self._listings[rel_dir] = fresh
+            self._walked[position] = (rel_dir, full, fresh)
+            if fresh.has_git != listing.has_git or set(fresh.subdirs) != set(listing.subdirs):
+                return False
+            changed = changed or fresh.specials != listing.specials
+        if changed:
+            self._found = [
+                f"{rel_dir}/{name}" if rel_dir else name
+                for rel_dir, _full, listing in self._walked
+                for name in listing.specials
+            ]
+        return True
 
 
 class SpecialFileWalk:
