@@ -21,6 +21,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
+from helpers import make_repo
 from turnback.core import pygit2_internals
 from turnback.lsp import pygls_internals
 from turnback.lsp.protocol import TurnbackProtocol
@@ -187,8 +188,8 @@ def test_pygit2_private_parts(tmp_path: Path):
     (tmp_path / "repo" / "a" / "new.txt").write_text("new\n")
     (tmp_path / "repo" / "b.txt").write_text("b\n")
     flags = DiffOption.INCLUDE_UNTRACKED
-    everything = pygit2_internals.diff_index_to_workdir(repo, index, flags, None)
-    limited = pygit2_internals.diff_index_to_workdir(repo, index, flags, [b"a"])
+    everything, _hashed = pygit2_internals.diff_index_to_workdir(repo, index, flags, None)
+    limited, _hashed = pygit2_internals.diff_index_to_workdir(repo, index, flags, [b"a"])
     assert sorted(d.new_file.path for d in everything.deltas) == ["a/", "b.txt", "dir/file.txt"]
     assert [d.new_file.path for d in limited.deltas] == ["a/"]
     repo.index.add("b.txt")
@@ -218,3 +219,18 @@ def test_pygit2_mempack_holds_writes_in_memory(tmp_path: Path):
     assert held not in handle
     with pytest.raises(KeyError):
         memory.read(held)
+
+
+# Proves libgit2's perfdata is read: a file rewritten with its own bytes is hashed (and
+# makes no delta), a file whose stat is unchanged is not.
+def test_files_hashed_by_a_workdir_diff(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"same.txt": "same\n", "other.txt": "other\n"})
+    repo = pygit2.Repository(str(root))
+    index = pygit2.Index(str(root / ".git" / "index"))
+    diff, hashed = pygit2_internals.diff_index_to_workdir(repo, index, 0, None)
+    assert (len(diff), hashed) == (0, 0)
+    path = root / "same.txt"
+    path.write_bytes(path.read_bytes())
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns - 5_000_000_000))
+    diff, hashed = pygit2_internals.diff_index_to_workdir(repo, index, 0, None)
+    assert (len(diff), hashed) == (0, 1) or sys.platform == "win32"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pygit2
@@ -53,10 +55,13 @@ def attach_repository(index: pygit2.Index, repo: pygit2.Repository) -> None:
 
 def diff_index_to_workdir(
     repo: pygit2.Repository, index: pygit2.Index, flags: int, paths: list[bytes] | None
-) -> pygit2.Diff:
+) -> tuple[pygit2.Diff, int | None]:
     """`Index.diff_to_workdir` limited to `paths` (literal paths: each names itself and
     everything below it), which pygit2's wrapper cannot pass; the work-tree walk then never
-    enters what the list leaves out. libgit2 runs with the GIL released (cffi)."""
+    enters what the list leaves out. libgit2 runs with the GIL released (cffi).
+
+    Also how many files libgit2 hashed to learn whether their content changed (None where
+    libgit2's perfdata cannot be read): those it found unchanged make no delta."""
     options = ffi.new("git_diff_options *")
     check_error(C.git_diff_options_init(options, 1))
     keep = []
@@ -69,7 +74,27 @@ def diff_index_to_workdir(
     options.flags = int(flags)
     out = ffi.new("git_diff **")
     check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, options))
-    return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)
+    hashed = _files_hashed(out[0])
+    return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo), hashed
+
+
+class _DiffPerfdata(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint),
+        ("stat_calls", ctypes.c_size_t),
+        ("oid_calculations", ctypes.c_size_t),
+    ]
+
+
+def _files_hashed(diff: Any) -> int | None:
+    function = _undeclared("git_diff_get_perfdata")
+    if function is None:
+        return None
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    data = _DiffPerfdata(version=1)  # GIT_DIFF_PERFDATA_VERSION
+    if function(ctypes.byref(data), ctypes.c_void_p(_address(diff))) != 0:
+        return None
+    return int(data.oid_calculations)
 
 
 @functools.cache
@@ -109,6 +134,21 @@ def use_empty_index(repo: pygit2.Repository) -> bool:
         return False
     repo._turnback_empty_index = empty  # type: ignore[attr-defined]  # the repo holds a ref too
     return True
+
+
+@contextmanager
+def as_repository_index(repo: pygit2.Repository, index: pygit2.Index) -> Iterator[bool]:
+    """`index` as `repo`'s own index meanwhile (libgit2's UPDATE_INDEX refreshes the
+    repository's index, never the one being diffed), then an empty one again. Yields
+    False where the index cannot be set (a Windows DLL): nothing is changed then."""
+    function = _set_index()
+    if function is None or function(_address(repo._repo), _address(index._index)) != 0:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        use_empty_index(repo)  # and libgit2 lets go of `index`
 
 
 class MemoryObjects:

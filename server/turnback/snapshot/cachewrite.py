@@ -40,13 +40,17 @@ class CacheWriter:
         index: pygit2.Index,
         then: Callable[[], None],
         refresh: tuple[pygit2.Repository, pygit2.Oid] | None = None,
+        first: Callable[[], object] | None = None,
     ) -> None:
         """Writes `index` to its file, then runs `then` (only if the write succeeded).
         With `refresh` (a handle only this write uses, and the tree the index should
-        hold), the index's cache-tree is rebuilt first."""
+        hold), the index's cache-tree is rebuilt first; `first` runs before anything
+        (stat data brought up to date: stalestat.py)."""
         self.settle()
 
         def write() -> None:
+            if first is not None:
+                first()
             if refresh is not None:
                 repo, expected = refresh
                 tree = written(lambda: index.write_tree(repo))

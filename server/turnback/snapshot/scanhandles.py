@@ -25,6 +25,7 @@ class ScanHandles:
         self.ws = ws
         #: The scan threads' handles, opened by the first parallel scan.
         self.thread_repos: list[pygit2.Repository] = []
+        self._idle: pygit2.Repository | None = None
         self._packs = PackFolder(ws.objects_dir)
         self._own_packs = OwnPacks(ws.objects_dir, ws.lock_path.parent / "packs")
 
@@ -35,6 +36,15 @@ class ScanHandles:
         if not self.thread_repos:
             self.thread_repos = [self.ws.open_again() for _ in range(threads())]
         return self.thread_repos
+
+    def idle_handle(self) -> pygit2.Repository:
+        """A handle no capture uses until the next one settles the cache writer: a scan
+        thread's, or one of its own for a scan that had no threads."""
+        if self.thread_repos:
+            return self.thread_repos[0]
+        if self._idle is None:
+            self._idle = self.ws.open_again()
+        return self._idle
 
     def cache_refresh(self, tree: pygit2.Oid) -> tuple[pygit2.Repository, pygit2.Oid] | None:
         """What the cache writer needs to refresh the saved cache-tree: a handle of the
@@ -69,4 +79,4 @@ class ScanHandles:
         it may hold open; the scan threads' handles are opened again (packfolder.py)."""
         if self._packs.lost_packs():
             fresh_object_database(self.ws.repo, self._packs.objects_dir)
-            self.thread_repos = []
+            self.thread_repos, self._idle = [], None

@@ -40,6 +40,7 @@ from .pathentries import path_entries
 from .privateindex import PrivateIndex
 from .revalidation import recheck_untracked, rules_stamp
 from .scanhandles import ScanHandles
+from .stalestat import refresh_stale
 from .untracked import (
     IGNORED,
     NESTED_REPOSITORY,
@@ -286,7 +287,14 @@ class Scanner:
             if verify:  # only once the re-hashed entries are on disk
                 unverified.unlink(missing_ok=True)
 
-        self._cache_writer.start(index, verified, self.handles.cache_refresh(tree))
+        restat = None
+        if stale := scan.stale_groups():  # files libgit2 hashed and found unchanged
+            handle = self.handles.idle_handle()
+
+            def restat() -> None:
+                refresh_stale(handle, index, stale)
+
+        self._cache_writer.start(index, verified, self.handles.cache_refresh(tree), restat)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
     def list_directory(self, rel_dir: str) -> list[os.DirEntry[str]]:

@@ -100,21 +100,43 @@ def _add_children(
         out.setdefault(prefix + name, 1)
 
 
+#: A group's paths; None stands for the whole work tree.
+Group = list[bytes] | None
+
+
+def _diff(
+    repo: pygit2.Repository, index: pygit2.Index, flags: int, group: Group
+) -> tuple[list[pygit2.DiffDelta], bool]:
+    """The group's deltas, and whether libgit2 hashed a file there whose content it found
+    unchanged: its stat no longer matches its entry, and no delta names it (stalestat.py)."""
+    diff, hashed = diff_index_to_workdir(repo, index, flags, group)
+    deltas = list(diff.deltas)
+    named = sum(1 for delta in deltas if any(delta.new_file.id.raw))
+    return deltas, hashed is not None and hashed > named
+
+
 class PendingDiff:
     """A work-tree diff running on the pool; the caller's thread is free meanwhile."""
 
-    def __init__(self, futures: list[Future[list[pygit2.DiffDelta]]]) -> None:
+    def __init__(self, futures: list[Future[list[tuple[Group, list[pygit2.DiffDelta], bool]]]]):
         self._futures = futures
 
     def wait(self) -> None:
         """Until every thread is done (none may still read the index afterwards)."""
         wait(self._futures)
 
+    def _results(self) -> list[tuple[Group, list[pygit2.DiffDelta], bool]]:
+        self.wait()
+        return [found for future in self._futures for found in future.result()]
+
     def result(self) -> list[pygit2.DiffDelta]:
         """The deltas in path order, or the first thread's error, once all are done."""
-        self.wait()
-        deltas = [delta for future in self._futures for delta in future.result()]
+        deltas = [delta for _group, found, _stale in self._results() for delta in found]
         return sorted(deltas, key=lambda delta: delta.new_file.path)
+
+    def stale_groups(self) -> list[Group]:
+        """The groups where libgit2 hashed a file it then found unchanged (once done)."""
+        return [group for group, _found, stale in self._results() if stale]
 
 
 def start_workdir_diff(
@@ -130,17 +152,19 @@ def start_workdir_diff(
         return PendingDiff([executor().submit(_whole, repos[0], index, flags)])
     queue = deque(groups)
 
-    def work(repo: pygit2.Repository) -> list[pygit2.DiffDelta]:
-        found: list[pygit2.DiffDelta] = []
+    def work(repo: pygit2.Repository) -> list[tuple[Group, list[pygit2.DiffDelta], bool]]:
+        found = []
         while True:
             try:
                 group = queue.popleft()  # atomic: each group is diffed once
             except IndexError:
                 return found
-            found.extend(diff_index_to_workdir(repo, index, flags, group).deltas)
+            found.append((group, *_diff(repo, index, flags, group)))
 
     return PendingDiff([executor().submit(work, repo) for repo in repos])
 
 
-def _whole(repo: pygit2.Repository, index: pygit2.Index, flags: int) -> list[pygit2.DiffDelta]:
-    return list(diff_index_to_workdir(repo, index, flags, None).deltas)
+def _whole(
+    repo: pygit2.Repository, index: pygit2.Index, flags: int
+) -> list[tuple[Group, list[pygit2.DiffDelta], bool]]:
+    return [(None, *_diff(repo, index, flags, None))]
