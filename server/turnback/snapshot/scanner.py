@@ -375,7 +375,7 @@ class Scanner:
                     changes[verdict.path] = None
         if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
             self._untracked_moved = True  # the next full scan checks every untracked verdict
-        batch = self.handles.object_batch()
+        batch = self.handles.object_batch(hold=len(to_add) > LOOSE_UP_TO)
         try:
             for path, st in within_limits(index, to_add, settings, skipped, root):
                 oid = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
