@@ -70,13 +70,20 @@ def test_object_writes_survive_git_pruning_their_folders(tmp_path: Path, races):
     repo = pygit2.init_repository(str(tmp_path / "bare.git"), bare=True)
     author = pygit2.Signature("t", "t@localhost", 0, 0)
     tree = repo.TreeBuilder().write()
-    contents = [f"blob {n}\n".encode() for n in range(400)]
+    contents: list[bytes] = []
+    blobs: list[pygit2.Oid] = []
+    commits: list[pygit2.Oid] = []
     with pruning(tmp_path / "bare.git"):
-        blobs = [objectwrites.write_blob(repo, data) for data in contents]
-        commits = [
-            objectwrites.write_commit(repo, author, author, f"turn {n}\n", tree, [])
-            for n in range(400)
-        ]
+        # Rounds of 400 of each until git has raced them: on a loaded machine one round
+        # can end before the loop's first pass has removed anything.
+        while len(commits) < 4000 and (not commits or not races):
+            start = len(commits)
+            contents += [f"blob {n}\n".encode() for n in range(start, start + 400)]
+            blobs += [objectwrites.write_blob(repo, data) for data in contents[start:]]
+            commits += [
+                objectwrites.write_commit(repo, author, author, f"turn {n}\n", tree, [])
+                for n in range(start, start + 400)
+            ]
     assert races, "the prune loop never removed a folder under a write"
     assert [repo[oid].data for oid in blobs] == contents
     fresh = pygit2.Repository(str(tmp_path / "bare.git"))

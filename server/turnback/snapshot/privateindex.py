@@ -25,7 +25,7 @@ from ..core.repository import WorkspaceRepo
 from ..errors import TurnbackError
 from .cachewrite import CacheWriter
 from .seedcheck import SeedCheck, untrusted_entries, untrusted_in_file
-from .userindex import UserIndex, refuse_sparse_index
+from .userindex import Stamp, UserIndex, refuse_sparse_index
 from .workdir_scan import executor
 
 _Stamp = tuple[int, int, int, int]
@@ -69,13 +69,18 @@ class PrivateIndex:
         self._preloaded: tuple[_Stamp | None, Future[pygit2.Index | None]] | None = None
         self._user_index = user_index
         self._cache_writer = cache_writer
+        #: The user's index file version the seed was copied from, and the seed file's
+        #: own stamp: while both still hold, the seed's entries are the user's.
+        self._seed_of: Stamp | None = None
+        self._seed_file: _Stamp | None = None
 
     def load(
         self, user_index_too: bool = False, meanwhile: Callable[[], None] | None = None
     ) -> pygit2.Index:
         """The index, loaded from its file if need be; with `user_index_too`, the user's
-        is refreshed meanwhile (each load is ~40 ms of C at 100k entries), and so is
-        `meanwhile` called."""
+        is refreshed meanwhile (each load is ~40 ms of C at 100k entries), or lent this
+        one when it is a fresh seed of it (the caller gives it back before changing it),
+        and so is `meanwhile` called."""
         if self.index is not None:
             if user_index_too:
                 self._user_index.refresh()
@@ -84,8 +89,9 @@ class PrivateIndex:
             return self.index
         self._prepare_file()
         loading = self.take_preloaded() or executor().submit(_read_index, self.path)
+        planned = user_index_too and self.lends_user_index()
         try:
-            if user_index_too:
+            if user_index_too and not planned:
                 self._user_index.refresh()
             if meanwhile is not None:
                 meanwhile()
@@ -93,6 +99,7 @@ class PrivateIndex:
             wait([loading])  # the load must not outlive this capture's error
             raise
         index = loading.result()
+        lent = planned and index is not None and self._is_the_seed(index)
         if index is not None:
             index = self._adopt(index)
             if not self.seeded:
@@ -103,7 +110,36 @@ class PrivateIndex:
             self.reseed()
             index = self._adopt(pygit2.Index(str(self.path)))
         self.index = index
+        if lent and self._seed_of is not None:
+            self._user_index.borrow(index, self._seed_of)  # given back before it changes
+        elif planned:
+            self._user_index.refresh()
         return index
+
+    def lends_user_index(self) -> bool:
+        """Whether the next load may stand for the user's index too (userindex.py): the
+        file is, or will be, a fresh seed copied from the user's index as it still is."""
+        if self.ws.shadow or self.index is not None:
+            return False
+        seed_of = self._seed_of if self.seeded else None
+        if seed_of is None and not self.path.exists():
+            seed_of = self._user_index.stamp_now()  # the load seeds it from this very file
+        return (
+            seed_of is not None
+            and seed_of == self._user_index.stamp_now()
+            and not self._user_index.holds(seed_of)
+        )
+
+    def _is_the_seed(self, index: pygit2.Index) -> bool:
+        """Whether `index` was read from the seed this object copied, whose source the
+        user's index file still is, and holds no conflicts (which `_adopt` drops)."""
+        return (
+            self.seeded
+            and self._seed_of is not None
+            and _file_stamp(self.path) == self._seed_file
+            and self._user_index.stamp_now() == self._seed_of
+            and index.conflicts is None
+        )
 
     def _prepare_file(self) -> None:
         self.ws.state_dir.mkdir(parents=True, exist_ok=True)
@@ -167,10 +203,15 @@ class PrivateIndex:
         self.seed_check, self._preloaded = None, None
         self.unverified.touch()
         user = self.ws.user_index_path
+        self._seed_of = None
         if user is not None and user.exists():
+            before = self._user_index.stamp_now()
             shutil.copyfile(user, self.path)
+            if self._user_index.stamp_now() == before:
+                self._seed_of = before  # a byte copy of that version of the user's index
         else:
             pygit2.Index(str(self.path)).write()
+        self._seed_file = _file_stamp(self.path)
 
     def _anchored_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
         """This index's tree when the anchor ref holds it, so gc kept all it names."""

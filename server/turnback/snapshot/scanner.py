@@ -148,8 +148,11 @@ class Scanner:
             if "not found" not in str(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
+            self.user_index.give_back()
             self.private.reseed()
             return self._capture(settings, progress, cancelled)
+        finally:
+            self.user_index.give_back()  # a capture that failed early may not have
 
     def _capture(
         self,
@@ -201,11 +204,14 @@ class Scanner:
         deltas = scan.result()
         check_cancel()
 
+        # The index may stand for the user's until given back (userindex.py): nothing
+        # changes it until every question to the user's index is asked.
+        removed: list[str] = []
         skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
         for delta in deltas:
             path = delta.new_file.path
             if delta.status == DeltaStatus.DELETED:
-                index.remove(path)
+                removed.append(path)
                 self._note_special(path, skipped)  # libgit2 does not list FIFOs or sockets
             elif delta.status == DeltaStatus.UNTRACKED and path.endswith("/"):
                 rel_dir = path.rstrip("/")
@@ -222,13 +228,16 @@ class Scanner:
                 if verdict is None:
                     to_add.append(path)
                 else:
-                    if path in index:
-                        index.remove(path)
+                    removed.append(path)
                     if verdict is not IGNORED:
                         skipped[verdict.path] = verdict
 
         for path in specials.result():
             self._note_special(path, skipped)
+        self.user_index.give_back()
+        for path in removed:
+            if path in index:
+                index.remove(path)
         changed = {d.new_file.path for d in deltas}
         rules_changed = touches_ignore_files(changed)
         #: Every path whose index entry this capture may change (indextree.py).

@@ -56,11 +56,15 @@ class TreeWatch:
         if not fswatch.available():
             return False
         user_index = self.scanner.user_index
+        private = self.scanner.root.private
         # Loaded beside the walk (~100 ms on linux's tree): only an ignored directory
         # needs it, to know if it holds tracked files, and the walk skips those until
-        # it is loaded, then asks again.
-        finish_loading = user_index.start_refresh()
-        self.scanner.root.private.preload()  # the first capture's index, loaded beside the walk too
+        # it is loaded, then asks again. Not when the private index is (or will be) a
+        # fresh seed of it: the first capture reads both from that one file, and a
+        # capture asked meanwhile must not wait for a second parse (userindex.py).
+        lent = private.lends_user_index()
+        finish_loading = (lambda: False) if lent else user_index.start_refresh()
+        private.preload()  # the first capture's index, loaded beside the walk too
         self._user_index_loading = True
         self._candidates = self._new_candidates()
         watcher = None
@@ -81,6 +85,8 @@ class TreeWatch:
                 raise
         if watcher is None:
             return False
+        if lent:
+            user_index.refresh()  # no capture came first: the skipped directories need it
         watcher.watch_again()
         self.watcher = watcher
         self._watched_with = user_index.version

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import Future
 
 import pygit2
 
@@ -20,24 +21,75 @@ from ..core.repository import WorkspaceRepo
 from ..core.sorted_index import has_entry_under
 from ..core.treeops import changed_paths, entry_at
 from ..core.worktree import holds_repository
-from ..errors import UnsupportedRepository
+from ..errors import TurnbackError, UnsupportedRepository
 from .workdir_scan import executor
+
+#: What identifies one version of the index file: its mtime, size and inode.
+Stamp = tuple[int, int, int]
 
 
 class UserIndex:
-    """The user's index, reloaded only when its file changes."""
+    """The user's index, reloaded only when its file changes.
+
+    A first capture may answer from the private index instead (`borrow`): seeded as a
+    byte copy of this file, it holds the same entries until the capture changes it, and
+    libgit2 then parses ~8 MiB (linux's tree) once rather than twice. `give_back`, before
+    the first change, loads the file on a pool thread for whoever asks next.
+    """
 
     def __init__(self, ws: WorkspaceRepo) -> None:
         self.ws = ws
-        self._stamp: tuple[int, int, int] | None = None
-        self.index: pygit2.Index | None = None
+        self._stamp: Stamp | None = None
+        self._index: pygit2.Index | None = None
+        #: The load `give_back` started, with the stamp it must find before and after.
+        self._loading: Future[pygit2.Index | None] | None = None
+        self.borrowed = False
         self._tree: pygit2.Tree | None = None
         self._tree_is_index = False
         self._submodules: list[str] | None = None
         #: tracks_dir's answers for this version of the file (a bisection each, in Python).
         self._tracked_dirs: dict[str, bool] = {}
 
-    def _disk_stamp(self) -> tuple[tuple[int, int, int] | None, os.stat_result | None]:
+    @property
+    def index(self) -> pygit2.Index | None:
+        """The loaded index (once `give_back`'s load is done), None if there is none."""
+        if self._loading is not None:
+            loading, self._loading = self._loading, None
+            try:
+                self._index = loading.result()
+            except TurnbackError:
+                self._index = None  # the next refresh loads it again, and says why
+            if self._index is None or self.stamp_now() != self._stamp:
+                self._index, self._stamp = None, None  # changed meanwhile: load it again
+        return self._index
+
+    def stamp_now(self) -> Stamp | None:
+        return self._disk_stamp()[0]
+
+    def holds(self, stamp: Stamp | None) -> bool:
+        """Whether the file as `stamp` says is loaded (or lent) already."""
+        return stamp is not None and self._stamp == stamp and self.index is not None
+
+    def borrow(self, index: pygit2.Index, stamp: Stamp) -> None:
+        """Answers from `index`, a byte copy of this file as `stamp` says, until
+        `give_back`: nothing may change `index` meanwhile."""
+        self._loading = None
+        self._index, self._stamp, self.borrowed = index, stamp, True
+        self._tree, self._submodules, self._tracked_dirs = None, None, {}
+
+    def give_back(self) -> None:
+        """Stops answering from the borrowed index, before its owner changes it; the
+        file loads on a pool thread meanwhile (what was answered from it holds)."""
+        if not self.borrowed:
+            return
+        self.borrowed, self._index = False, None
+        path = self.ws.user_index_path
+        if path is not None:
+            self._loading = executor().submit(_open, str(path))
+        else:
+            self._stamp = None
+
+    def _disk_stamp(self) -> tuple[Stamp | None, os.stat_result | None]:
         path = self.ws.user_index_path
         try:
             st = os.stat(path) if path else None
@@ -77,8 +129,8 @@ class UserIndex:
                 index = loading.result()
             else:
                 index = _open(index_file) if index_file is not None else None
-            self._stamp = stamp
-            self.index, self._tree, self._submodules = index, None, None
+            self._stamp, self._loading, self.borrowed = stamp, None, False
+            self._index, self._tree, self._submodules = index, None, None
             self._tracked_dirs = {}
             return True
 
