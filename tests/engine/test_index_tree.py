@@ -153,18 +153,25 @@ def _every_kind_of_change(root: Path) -> None:
         turn(root)
 
 
+def _pathwise_bases(monkeypatch: pytest.MonkeyPatch) -> list[pygit2.Oid]:
+    """The tree each path-wise write starts from, as the captures make them."""
+    bases: list[pygit2.Oid] = []
+    original = indextree.tree_with
+
+    def noting(repo: pygit2.Repository, base: pygit2.Tree, changes: dict) -> pygit2.Oid:
+        bases.append(base.id)
+        return original(repo, base, changes)
+
+    monkeypatch.setattr(indextree, "tree_with", noting)
+    return bases
+
+
 # Proves the first capture's tree, written path-wise from the seed's cache-tree, is the
 # tree libgit2 writes from the same index, after every kind of change a turn makes.
 def test_first_capture_starts_from_the_seeds_cached_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    bases = []
-    original = indextree.tree_with
-    monkeypatch.setattr(
-        indextree,
-        "tree_with",
-        lambda repo, base, changes: bases.append(base.id) or original(repo, base, changes),
-    )
+    bases = _pathwise_bases(monkeypatch)
     root = _repository(tmp_path / "repo")
     head_tree = pygit2.Repository(str(root)).head.peel(pygit2.Tree).id
     _every_kind_of_change(root)
@@ -183,13 +190,7 @@ def test_first_capture_starts_from_the_seeds_cached_tree(
 def test_first_capture_without_a_cached_tree_writes_it_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    bases = []
-    original = indextree.tree_with
-    monkeypatch.setattr(
-        indextree,
-        "tree_with",
-        lambda repo, base, changes: bases.append(base.id) or original(repo, base, changes),
-    )
+    bases = _pathwise_bases(monkeypatch)
     root = _repository(tmp_path / "repo")
     write(root, "staged.txt", "staged\n")
     git(root, "add", "staged.txt")  # voids the root's cache-tree entry
