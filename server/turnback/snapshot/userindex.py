@@ -41,7 +41,7 @@ class UserIndex:
         self.ws = ws
         self._stamp: Stamp | None = None
         self._index: pygit2.Index | None = None
-        #: The load `give_back` started, with the stamp it must find before and after.
+        #: The load `give_back` started: kept only if the file is still the one `_stamp` names.
         self._loading: Future[pygit2.Index | None] | None = None
         self.borrowed = False
         self._tree: pygit2.Tree | None = None
