@@ -66,3 +66,17 @@ def test_new_and_removed_directories_are_walked_again(tmp_path: Path):
     os.mkfifo(tmp_path / "b" / "pipe")
     assert files.start([]).result() == ["b/pipe", "skip/pipe"]
     assert files.relisted > 0  # what tells a capture that untracked entries may have moved
+
+
+# Proves a directory listed anew by the quick check still counts when a removed
+# subdirectory sends the walk down the whole tree: a capture reads `relisted` to know that
+# untracked entries may have moved.
+def test_a_relisted_directory_counts_when_the_walk_starts_over(tmp_path: Path):
+    (tmp_path / "a" / "gone").mkdir(parents=True)
+    _age(tmp_path / "a" / "gone", tmp_path / "a", tmp_path)
+    files = SpecialFiles(str(tmp_path))
+    files.start([]).result()
+    (tmp_path / "a" / "gone").rmdir()
+    os.utime(tmp_path / "a", (OLD + 60, OLD + 60))  # changed, and long enough ago to trust
+    assert files.start([]).result() == []
+    assert files.relisted == 1

@@ -147,8 +147,7 @@ class SpecialFiles:
         found: list[str] = []
         walked: list[tuple[str, str, _Listing]] = []
         stack = [""]
-        self.relisted = 0
-        while stack:
+        while stack:  # `relisted` keeps what the check above listed again
             rel_dir = stack.pop()
             listing = self._listing(rel_dir)
             if listing is None or (rel_dir and listing.has_git):
