@@ -48,9 +48,9 @@ def test_bytes_agree_with_libgit2(tmp_path: Path):
     root = _repo(tmp_path)
     data = (root / ".git" / "index").read_bytes()
     assert int.from_bytes(data[4:8], "big") == 3
-    found = indexfile.flagged_and_attributes(data)
+    found = indexfile.seed_facts(data)
     assert found is not None
-    flagged, attributes = ([os.fsdecode(p) for p in part] for part in found)
+    flagged, attributes = ([os.fsdecode(p) for p in part] for part in found[:2])
     every, expected_attributes = _libgit2_view(root / ".git" / "index")
     assert sorted(flagged) == ["flagged/assume.txt", "flagged/skip.txt"]
     assert (
@@ -70,7 +70,7 @@ def test_version_4_falls_back_to_libgit2(tmp_path: Path):
     root = _repo(tmp_path, long_path=False)
     git(root, "update-index", "--index-version", "4")
     index_file = root / ".git" / "index"
-    assert indexfile.flagged_and_attributes(index_file.read_bytes()) is None
+    assert indexfile.seed_facts(index_file.read_bytes()) is None
     repo = pygit2.Repository(str(root))
     index = pygit2.Index(str(index_file))
     common = root / ".git"
@@ -86,7 +86,7 @@ def test_version_4_falls_back_to_libgit2(tmp_path: Path):
 # Proves a truncated file is declined rather than read past its end.
 def test_truncated_file_is_declined(tmp_path: Path):
     data = (_repo(tmp_path) / ".git" / "index").read_bytes()
-    assert indexfile.flagged_and_attributes(data[: len(data) // 2]) is None
+    assert indexfile.seed_facts(data[: len(data) // 2]) is None
 
 
 # Proves the cache-tree's root is read as git leaves it: valid after a commit, void after

@@ -81,17 +81,11 @@ def _scan(data: bytes, every: list[bytes] | None) -> tuple[list[bytes], list[byt
     return flagged, attributes, offset
 
 
-def flagged_and_attributes(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
-    """Paths flagged assume-unchanged or skip-worktree (not gitlinks), and every
-    `.gitattributes` path; None when the file is not one this module reads."""
-    found = _scan(data, None)
-    return None if found is None else found[:2]
-
-
 def seed_facts(data: bytes) -> tuple[list[bytes], list[bytes], bool] | None:
-    """`flagged_and_attributes`, and whether the file's cache-tree names the whole index's
-    tree (git keeps it after a commit, checkout or reset; any `git add` voids it), read in
-    one pass; None when the file is not one this module reads."""
+    """Paths flagged assume-unchanged or skip-worktree (not gitlinks), every
+    `.gitattributes` path, and whether the file's cache-tree names the whole index's tree
+    (git keeps it after a commit, checkout or reset; any `git add` voids it), read in one
+    pass; None when the file is not one this module reads."""
     found = _scan(data, None)
     if found is None:
         return None

@@ -87,10 +87,9 @@ class _DiffPerfdata(ctypes.Structure):
 
 
 def _files_hashed(diff: Any) -> int | None:
-    function = _undeclared("git_diff_get_perfdata")
+    function = _declared("git_diff_get_perfdata")
     if function is None:
         return None
-    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     data = _DiffPerfdata(version=1)  # GIT_DIFF_PERFDATA_VERSION
     if function(ctypes.byref(data), ctypes.c_void_p(_address(diff))) != 0:
         return None
@@ -115,8 +114,10 @@ def _address(cdata: Any) -> int:
     return int(ffi.cast("uintptr_t", cdata))
 
 
-def _set_index() -> Any:
-    function = _undeclared("git_repository_set_index")
+@functools.cache
+def _declared(name: str) -> Any:
+    """`_undeclared(name)` taking two pointers (`int f(void *, void *)`), or None."""
+    function = _undeclared(name)
     if function is not None:
         function.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     return function
@@ -126,7 +127,7 @@ def use_empty_index(repo: pygit2.Repository) -> bool:
     """Gives `repo` an empty in-memory index of its own, so that libgit2 never loads the
     user's for it (a work-tree diff that hashes a file looks for `.gitattributes` in the
     repository's index: 14 MiB and ~40 ms at 100k entries per handle). Says if it could."""
-    function = _set_index()
+    function = _declared("git_repository_set_index")
     if function is None:
         return False
     empty = pygit2.Index()
@@ -141,7 +142,7 @@ def as_repository_index(repo: pygit2.Repository, index: pygit2.Index) -> Iterato
     """`index` as `repo`'s own index meanwhile (libgit2's UPDATE_INDEX refreshes the
     repository's index, never the one being diffed), then an empty one again. Yields
     False where the index cannot be set (a Windows DLL): nothing is changed then."""
-    function = _set_index()
+    function = _declared("git_repository_set_index")
     if function is None or function(_address(repo._repo), _address(index._index)) != 0:
         yield False
         return

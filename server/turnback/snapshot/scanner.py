@@ -18,6 +18,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption
@@ -296,13 +297,8 @@ class Scanner:
             if verify:  # only once the re-hashed entries are on disk
                 unverified.unlink(missing_ok=True)
 
-        restat = None
-        if stale := scan.stale_groups():  # files libgit2 hashed and found unchanged
-            handle = self.handles.idle_handle()
-
-            def restat() -> None:
-                refresh_stale(handle, index, stale)
-
+        stale = scan.stale_groups()  # where libgit2 hashed files it found unchanged
+        restat = partial(refresh_stale, self.handles.idle_handle(), index, stale) if stale else None
         self._cache_writer.start(index, verified, self.handles.cache_refresh(tree), restat)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 

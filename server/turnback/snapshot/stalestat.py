@@ -12,7 +12,7 @@ libgit2's perfdata tells which of the scan's groups hashed a file that no delta 
 (workdir_scan.py). Once the capture has answered, the cache writer diffs those groups
 again with UPDATE_INDEX through an idle handle whose own index is, meanwhile, the private
 one: libgit2 refreshes exactly the entries whose content it finds unchanged, as a scan
-compares them (at an equal size, which its filters never keep: scanner.py). No object
+compares them (at an equal size, which its filters never keep: seedcheck.py). No object
 is written, and no tree can change.
 """
 

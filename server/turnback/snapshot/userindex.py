@@ -177,7 +177,8 @@ class UserIndex:
         )
 
     def tracks(self, path: str) -> bool:
-        return self.index is not None and path in self.index
+        index = self.index  # a property: read once, as captures ask this per path
+        return index is not None and path in index
 
     def is_submodule(self, path: str) -> bool:
         """Whether the user's index records `path` as a submodule (a gitlink)."""
