@@ -219,6 +219,19 @@ def test_idle_exit(repo: Path, stop_daemons):
     assert not (daemon_dir(repo) / "sock").exists()
 
 
+# Proves a daemon whose state was deleted (`rm -rf .git/turnback`: its socket and lock file
+# gone) exits within seconds, writing nothing back, rather than watch the tree, unreachable,
+# until its idle time.
+def test_daemon_exits_when_its_socket_is_gone(repo: Path, stop_daemons):
+    process = start_daemon(repo)
+    wait_warm(repo)
+    shutil.rmtree(repo / ".git" / "turnback")
+    assert process.wait(timeout=30) == 0  # the idle timeout is the default 300 s
+    assert not (repo / ".git" / "turnback").exists()  # its scan cache was not saved back
+    pid, result, _ = capture(repo, "--label", "after")  # a new daemon starts as usual
+    assert result["turn"] == 1 and not served(repo, pid)
+
+
 # Proves only one daemon runs per work tree: a second one exits at once.
 def test_one_daemon_per_work_tree(repo: Path, stop_daemons):
     start_daemon(repo)

@@ -104,6 +104,8 @@ class Daemon:
         self.connections = 0
         self.last_activity = time.monotonic()
         self.stop = asyncio.Event()
+        #: The socket file this daemon bound (device, inode), once it listens.
+        self._bound: tuple[int, int] | None = None
 
     async def serve(self, idle: float | None) -> int:
         from ..lsp.main import quiet_expected_errors
@@ -120,7 +122,7 @@ class Daemon:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(signum, self.stop.set)
         unix_server = await asyncio.start_unix_server(self._connection, sock=listener)
-        bound = os.stat(self.location.socket).st_ino
+        self._bound = _identity(self.location.socket)
         logger.info(
             "listening on %s for %s (pid %d, idle timeout %.0f s)",
             self.location.socket,
@@ -138,7 +140,7 @@ class Daemon:
         watchdog.cancel()
         unix_server.close()
         with contextlib.suppress(OSError):
-            if os.stat(self.location.socket).st_ino == bound:  # never another daemon's
+            if self._reachable():  # never another daemon's
                 os.unlink(self.location.socket)
         for open_engine in server.open_engines():
             await asyncio.to_thread(open_engine.close)
@@ -198,10 +200,20 @@ class Daemon:
             busy = self.connections or self.writer.routes
             if busy:
                 self.last_activity = time.monotonic()
+            elif not self._reachable():
+                logger.info("the socket was removed or replaced: nobody can reach me, exiting")
+                self.stop.set()
+                return
             elif time.monotonic() - self.last_activity >= timeout:
                 logger.info("idle for %.0f s: exiting", timeout)
                 self.stop.set()
                 return
+
+    def _reachable(self) -> bool:
+        """Whether the socket path still names the socket this daemon bound. Deleting
+        turnback's state (`rm -rf .git/turnback`) or a daemon that took over leaves this one
+        serving nobody, its lock file gone: it must not keep watching the tree until idle."""
+        return self._bound is not None and _identity(self.location.socket) == self._bound
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         pid, uid = peer(writer.get_extra_info("socket"))
@@ -247,6 +259,14 @@ class Daemon:
         except Exception as error:
             logger.exception("Unable to handle message")
             self.server.report_server_error(error, JsonRpcException)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 #: Requests a client may not send the daemon: it initialised itself and ends when idle.

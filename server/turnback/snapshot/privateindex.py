@@ -269,7 +269,9 @@ class PrivateIndex:
         return None if self.ws.shadow else self.ws.lock_path.parent.parent
 
     def save(self) -> None:
-        """Writes the in-memory index to its file, so the next process starts warm."""
+        """Writes the in-memory index to its file, so the next process starts warm; not
+        when turnback's state directory is gone (deleted while this process ran): it is
+        only a cache, and nothing is ever written where the user removed it."""
         self._cache_writer.settle()
-        if self.index is not None:
+        if self.index is not None and self.path.parent.is_dir():
             self.index.write()
