@@ -230,6 +230,7 @@ def test_daemon_exits_when_its_socket_is_gone(repo: Path, stop_daemons):
     assert not (repo / ".git" / "turnback").exists()  # its scan cache was not saved back
     pid, result, _ = capture(repo, "--label", "after")  # a new daemon starts as usual
     assert result["turn"] == 1 and not served(repo, pid)
+    wait_warm(repo)  # the new daemon, for `stop_daemons` to find
 
 
 # Proves only one daemon runs per work tree: a second one exits at once.
