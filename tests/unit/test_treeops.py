@@ -1,4 +1,5 @@
-"""changed_paths walks only the subtrees that differ, and names what libgit2's diff names."""
+"""changed_paths walks only the subtrees that differ, and names what libgit2's diff names;
+entries_at answers what entry_at answers, path by path."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pygit2.enums import FileMode
 
 from helpers.trees import drop_loose_object, tree_of
 from turnback.core import treeops
-from turnback.core.treeops import changed_paths
+from turnback.core.treeops import changed_paths, entries_at, entry_at
 
 #: Files replacing directories ("a", "a/c"), directories replacing files ("top/q"), and a
 #: name that is not UTF-8.
@@ -30,6 +31,9 @@ def _libgit2_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) 
     return {d.old_file.path for d in deltas} | {d.new_file.path for d in deltas}
 
 
+#: Paths no tree here holds: under a file or a directory, missing, empty components.
+ASKED_TOO = ["a/c/z/w", "zz", "d/e", "/top", "a//x", "a/", ""]
+
 files = st.dictionaries(
     st.sampled_from(PATHS), st.tuples(st.integers(0, 2), st.sampled_from(MODES)), max_size=8
 )
@@ -42,6 +46,17 @@ files = st.dictionaries(
 def test_changed_paths_match_libgit2(bare, before, after):
     old, new = tree_of(bare, before), tree_of(bare, after)
     assert changed_paths(bare, old, new) == _libgit2_paths(bare, old, new)
+
+
+# Ensures the batched lookup equals entry_at for every kind of path: files, symlinks and
+# submodules, directories, paths under a file, missing ones, empty components and
+# non-UTF-8 names.
+@settings(max_examples=300, deadline=None)
+@given(tree_files=files, asked=st.lists(st.sampled_from(PATHS + ASKED_TOO)))
+def test_entries_at_matches_entry_at(bare, tree_files, asked):
+    tree = tree_of(bare, tree_files)
+    assert entries_at(tree, asked) == {path: entry_at(tree, path) for path in asked}
+    assert entries_at(None, asked) == dict.fromkeys(asked)
 
 
 # Ensures one missing side means every file of the other side.

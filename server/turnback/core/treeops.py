@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import pygit2
@@ -31,6 +32,41 @@ def entry_at(tree: pygit2.Tree | None, path: str) -> Entry | None:
     if obj.filemode in (FileMode.TREE, FileMode.COMMIT):
         return None
     return Entry(str(obj.id), int(obj.filemode))
+
+
+def entries_at(tree: pygit2.Tree | None, paths: Iterable[str]) -> dict[str, Entry | None]:
+    """`entry_at` for many paths, each directory's tree looked up once: `entry_at` walks
+    from the root for every path (1,000 paths of linux's tree: ~60 ms, here ~4 ms)."""
+    folders: dict[str, pygit2.Tree | None] = {"": tree}
+
+    def folder_at(rel: str) -> pygit2.Tree | None:
+        if rel not in folders:
+            parent, _, name = rel.rpartition("/")
+            above = folder_at(parent)
+            child = _child(above, name) if above is not None else None
+            folders[rel] = child if child is not None and child.filemode == FileMode.TREE else None
+        return folders[rel]
+
+    found: dict[str, Entry | None] = {}
+    for path in paths:
+        rel, _, name = path.rpartition("/")
+        if not name or path.startswith("/") or "//" in path:
+            found[path] = None  # an empty component, which libgit2's lookup never finds
+            continue
+        folder = folder_at(rel)
+        obj = _child(folder, name) if folder is not None else None
+        if obj is None or obj.filemode in (FileMode.TREE, FileMode.COMMIT):
+            found[path] = None
+        else:
+            found[path] = Entry(str(obj.id), int(obj.filemode))
+    return found
+
+
+def _child(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
+    try:
+        return tree[name]
+    except KeyError:
+        return None
 
 
 #: One entry of a raw tree object (git's format, entries back to back): mode, name, raw id.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from ..core.ondisk import look
-from ..core.treeops import Entry, entry_at, is_dir_in
+from ..core.treeops import Entry, entries_at, entry_at, is_dir_in
 from ..core.worktree import UnsafePath, check_path, under_real_dirs
 from ..results import FileAction, KeptFile
 from .workwriter import ChangedMeanwhile, WorkWriter
@@ -46,12 +46,11 @@ def compose(steps: list[Step]) -> dict[str, tuple[Entry | None, Entry | None]]:
     """Path → (expected now, final target) across consecutive steps."""
     out: dict[str, tuple[Entry | None, Entry | None]] = {}
     for step in steps:
-        for path in step.paths:
-            target = entry_at(step.target, path)
-            if path in out:
-                out[path] = (out[path][0], target)
-            else:
-                out[path] = (entry_at(step.expected, path), target)
+        paths = list(step.paths)
+        targets = entries_at(step.target, paths)
+        expected = entries_at(step.expected, [p for p in paths if p not in out])
+        for path in paths:
+            out[path] = (out[path][0] if path in out else expected[path], targets[path])
     return out
 
 
@@ -68,6 +67,7 @@ def make_plan(
 ) -> Plan:
     """Decides, per path, write / delete / keep / conflict. `current` is the saved work tree."""
     plan = Plan()
+    current_entries = entries_at(current, moves)
     for path in sorted(moves):
         expected, target = moves[path]
         try:
@@ -75,7 +75,7 @@ def make_plan(
         except UnsafePath:
             plan.kept.append(KeptFile(path, "unsafePath"))
             continue
-        now = entry_at(current, path)
+        now = current_entries[path]
         full = os.path.join(root, path)
         on_disk = under_real_dirs(root, path) and os.path.lexists(full)
         if now == target and (on_disk or target is None):
@@ -171,8 +171,9 @@ def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2
     """
     result = Rollback()
     back: dict[str, tuple[Entry | None, object]] = {}
+    saved_entries = entries_at(saved, writes)
     for path in writes:
-        before = entry_at(saved, path)
+        before = saved_entries[path]
         now = look(writer.root, path)
         if now.matches(before):
             continue
