@@ -7,14 +7,19 @@ and grafted at the member's path in one pass over the root tree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode, ObjectType
 
+from ..errors import StorageFailed
 from .objectwrites import written
+from .packfile import write_pack
 from .repository import _common_dir
 
+#: Reads one object: its git type number and content.
+Reader = Callable[[pygit2.Oid], tuple[int, bytes]]
 #: Above this many missing objects, a copy writes one pack instead of loose objects (a
 #: member's first capture: thousands of files, each a loose file otherwise).
 PACK_THRESHOLD = 256
@@ -47,23 +52,34 @@ def missing_objects(
     return out
 
 
-def copy_missing(src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid) -> None:
-    """Copies the object `oid` and everything below it that `dst` lacks into `dst`."""
+def copy_missing(
+    src: pygit2.Repository, dst: pygit2.Repository, oid: pygit2.Oid, read: Reader | None = None
+) -> None:
+    """Copies the object `oid` and everything below it that `dst` lacks into `dst`.
+
+    `read` reads what `src` holds in memory (heldobjects.py), which neither libgit2's
+    packer nor `Odb.read` sees."""
     if src.path == dst.path:
         return
     missing = missing_objects(src, dst, oid)
     if len(missing) > PACK_THRESHOLD:
-        packer = pygit2.PackBuilder(src)
-        for current in missing:
-            packer.add(current)
         pack_dir = _common_dir(Path(dst.path)) / "objects" / "pack"
         pack_dir.mkdir(parents=True, exist_ok=True)
-        packer.write(str(pack_dir))
+        if read is None:
+            packer = pygit2.PackBuilder(src)
+            for current in missing:
+                packer.add(current)
+            packer.write(str(pack_dir))
+        else:
+            try:
+                write_pack(pack_dir, len(missing), ((o.raw, *read(o)) for o in missing))
+            except OSError as error:
+                raise StorageFailed.from_os_error(error) from error
         if dst.odb.exists(oid):
             return
         # A pack the object database does not see (an unusual layout): loose objects.
     for current in missing:
-        kind, data = src.odb.read(current)[:2]
+        kind, data = read(current) if read is not None else src.odb.read(current)[:2]
         written(lambda: dst.odb.write(kind, data))  # noqa: B023
 
 

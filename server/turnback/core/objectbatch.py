@@ -61,6 +61,11 @@ class ObjectBatch:
         self._blobs: dict[pygit2.Oid, None] = {}
         self._held = 0
 
+    @property
+    def holding(self) -> bool:
+        """Whether objects written through `repo` stay in memory until `commit`."""
+        return self._memory is not None
+
     def blob_repo(self, size: int) -> pygit2.Repository:
         """Where a file of `size` bytes is hashed: a large one streams straight to disk."""
         return self.target if size > STREAM_ABOVE else self.repo
@@ -91,10 +96,10 @@ class ObjectBatch:
             to_unpack = len(oids) <= LOOSE_UP_TO and self.packs is not None and self.packs.usable()
             if len(oids) <= LOOSE_UP_TO and not to_unpack:
                 for oid in oids:
-                    kind, data = self._read(oid)
+                    kind, data = self.read(oid)
                     written(lambda: self.target.odb.write(kind, data))  # noqa: B023
                 return
-            objects = ((oid.raw, *self._read(oid)) for oid in oids)
+            objects = ((oid.raw, *self.read(oid)) for oid in oids)
             try:
                 pack = write_pack(self.objects_dir / "pack", len(oids), objects)
             except OSError as error:
@@ -130,7 +135,7 @@ class ObjectBatch:
         while stack:
             oid = stack.pop()
             found.append(oid)
-            _kind, data = self._read(oid)
+            _kind, data = self.read(oid)
             for mode, _name, raw_id in raw_tree_entries(data):
                 if mode == DIR_MODE:
                     child = pygit2.Oid(raw=raw_id)
@@ -138,7 +143,9 @@ class ObjectBatch:
                         stack.append(child)
         return found
 
-    def _read(self, oid: pygit2.Oid) -> tuple[int, bytes]:
+    def read(self, oid: pygit2.Oid) -> tuple[int, bytes]:
+        """An object's type number and content, held or on disk (libgit2's memory backend
+        answers a full-id lookup, not `Odb.read` nor the packer)."""
         assert self._memory is not None
         try:
             return self._memory.read(oid)

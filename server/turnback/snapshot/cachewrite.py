@@ -34,6 +34,9 @@ class CacheWriter:
         self._pending: Future[None] | None = None
         #: Set when a refreshed cache-tree differed from the tree the scan wrote.
         self.tree_differed = False
+        #: Set when held objects (heldobjects.py) could not be written: the in-memory
+        #: index names objects the repository lacks.
+        self.objects_lost = False
 
     def start(
         self,
@@ -66,6 +69,19 @@ class CacheWriter:
             then()
 
         self._pending = executor().submit(write)
+
+    def start_objects(self, write: Callable[[], None]) -> None:
+        """Runs `write`, a member capture's held objects (heldobjects.py), on this thread."""
+        self.settle()
+
+        def job() -> None:
+            try:
+                write()
+            except BaseException:
+                self.objects_lost = True
+                raise
+
+        self._pending = executor().submit(job)
 
     def settle(self) -> None:
         """Waits for the pending write; a failed one only leaves the older file (a cache)."""

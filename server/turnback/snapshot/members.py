@@ -114,7 +114,9 @@ class WorkspaceScanner:
         member_ws = open_member(self.ws, path)
         if member_ws is None:
             return None
-        return Member(path, member_ws, Scanner(member_ws))
+        scanner = Scanner(member_ws)
+        scanner.holds_objects = True  # the workspace's copies are the ones flushed first
+        return Member(path, member_ws, scanner)
 
     def load(self) -> bool:
         """The members the last discovery found (any process), those still repositories.
@@ -219,17 +221,23 @@ class WorkspaceScanner:
         self._settings = settings
         mine, routed = self._route(changed)
         snap = self.root.capture(settings, progress, cancelled, mine)
-        if changed is None:
-            self._discover(settings, snap, cancelled)
-        else:
-            for path in sorted(self.members):
-                member = self.members[path]
-                try:
-                    member.last = self._member_capture(member, settings, cancelled, routed[path])
-                except UnsupportedRepository:
-                    # It became unreadable (a sparse index turned on): find the members again.
-                    return self.capture(settings, progress, cancelled, None)
-        return self._combine(snap)
+        try:
+            if changed is None:
+                self._discover(settings, snap, cancelled)
+            else:
+                for path in sorted(self.members):
+                    member = self.members[path]
+                    try:
+                        member.last = self._member_capture(
+                            member, settings, cancelled, routed[path]
+                        )
+                    except UnsupportedRepository:
+                        # It became unreadable (a sparse index turned on): find them again.
+                        return self.capture(settings, progress, cancelled, None)
+            return self._combine(snap)
+        finally:
+            for member in self.members.values():
+                member.scanner.held.write()  # into its own repository, after the answer
 
     def _member_capture(
         self,
@@ -239,7 +247,9 @@ class WorkspaceScanner:
         changed: set[str] | None,
     ) -> Snapshot:
         unchanged = changed is not None and not changed and member.last is not None
-        if unchanged and not member.scanner.user_index.changed_on_disk():
+        scanner = member.scanner
+        scanner.held.settle()  # the last capture's objects, written after it answered
+        if unchanged and not scanner.user_index.changed_on_disk() and not scanner.held.lost:
             return member.last  # type: ignore[return-value]  # no scan, no anchor write
         return member.scanner.capture(settings, None, cancelled, changed)
 
@@ -312,7 +322,8 @@ class WorkspaceScanner:
             member = self.members[path]
             assert member.last is not None
             if member.copied != member.last.tree:
-                copy_missing(member.ws.repo, self.ws.repo, member.last.tree)
+                source, read = member.scanner.held.source(member.ws.repo)
+                copy_missing(source, self.ws.repo, member.last.tree, read)
                 member.copied = member.last.tree
             grafts[path] = member.last.tree
             skipped += [
@@ -352,6 +363,7 @@ class WorkspaceScanner:
         changes, skipped = self.root.path_entries(settings, groups.pop("", set()))
         for prefix, inside in groups.items():
             member = self.members[prefix]
+            member.scanner.held.settle()  # a restore never runs beside the member's writes
             cut = len(prefix) + 1
             entries, left_out = member.scanner.path_entries(settings, {p[cut:] for p in inside})
             for rel, entry in entries.items():

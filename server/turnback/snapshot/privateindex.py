@@ -231,12 +231,14 @@ class PrivateIndex:
         sig = pygit2.Signature("turnback", "turnback@localhost", 0, 0)
         return write_commit(repo, sig, sig, "turnback: scan cache\n", tree, [])
 
-    def anchor(self, commit: pygit2.Oid) -> None:
+    def anchor(self, commit: pygit2.Oid, repo: pygit2.Repository | None = None) -> None:
         """Keeps everything the index names reachable, before the index is saved; the ref
-        is not written again when it already names `commit` (a capture with no change)."""
-        ref = self.ws.repo.references.get(self.anchor_ref)
+        is not written again when it already names `commit` (a capture with no change).
+        Through `repo` when another thread writes it (heldobjects.py)."""
+        repo = repo or self.ws.repo
+        ref = repo.references.get(self.anchor_ref)
         if ref is None or ref.target != commit:
-            set_ref(self.ws.repo, self.anchor_ref, commit, "scan cache anchor")
+            set_ref(repo, self.anchor_ref, commit, "scan cache anchor")
 
     def written_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
         """The index's tree as it stands (libgit2 writes it whole), None if it cannot."""

@@ -35,6 +35,7 @@ from ..core.worktree import under_real_dirs
 from ..errors import Cancelled, StorageFailed, WorkspaceTooLarge
 from .cachewrite import CacheWriter
 from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
+from .heldobjects import HeldObjects
 from .ignore_rules import touches_ignore_files
 from .indextree import index_tree
 from .pathentries import path_entries
@@ -88,6 +89,10 @@ class Scanner:
         self._rules_checked: tuple[object, ...] | None = None
         self._untracked_moved = True
         self._special_files = SpecialFiles(str(ws.root))
+        #: A member repository's (members.py): its watcher captures hold their objects
+        #: until the workspace has copied them (heldobjects.py).
+        self.holds_objects = False
+        self.held = HeldObjects(self.private, self._cache_writer)
 
     def _policy(self, settings: Settings) -> UntrackedPolicy:
         """What to capture of the untracked files, under the user's index as last read."""
@@ -112,10 +117,14 @@ class Scanner:
         With `changed` (every path that may have changed since the last capture, from a
         watcher) only those paths are looked at; without it, the whole work tree is.
         """
+        self.held.write()  # a capture's that nobody handed over (members.py does)
         self._cache_writer.settle()  # the last capture's cache write reads the index
         if self._cache_writer.tree_differed:
             self._cache_writer.tree_differed = False
             self.private.tree = None  # write the next tree whole
+        if self._cache_writer.objects_lost:
+            self._cache_writer.objects_lost = False
+            self.private.index, self.private.tree = None, None  # start from the saved cache
         attempts = iter([changed] + [None] * (CHURN_ATTEMPTS - 1))
 
         def attempt() -> Snapshot:
@@ -380,7 +389,8 @@ class Scanner:
                     changes[verdict.path] = None
         if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
             self._untracked_moved = True  # the next full scan checks every untracked verdict
-        batch = self.handles.object_batch(hold=len(to_add) > LOOSE_UP_TO)
+        held = self.holds_objects
+        batch = self.handles.object_batch(hold=held or len(to_add) > LOOSE_UP_TO, idle=held)
         try:
             for path, st in within_limits(index, to_add, settings, skipped, root):
                 oid = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
@@ -395,17 +405,25 @@ class Scanner:
                     batch.commit()
             tree = tree_with(batch.repo, batch.repo[last], changes)
             anchor = self.private.anchor_commit(batch.repo, tree)
-            batch.commit(tree, anchor)  # on disk before the anchor names it
-        finally:
+            if held:
+                self.held.keep(batch, tree, anchor)  # written once the workspace copied them
+            else:
+                batch.commit(tree, anchor)  # on disk before the anchor names it
+                self.private.anchor(anchor)
+        except BaseException:
             batch.close()
-        self.private.anchor(anchor)
+            raise
+        if not held:
+            batch.close()
         self.private.tree = tree
         # The index file is rewritten by the next full scan: the anchor already keeps
-        # everything this in-memory index names, and a stale file is simply reseeded.
+        # everything this in-memory index names (held objects: once written, before any
+        # save), and a stale file is simply reseeded.
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
+        self.held.write()
         self.private.save()
 
     def capture_paths(
