@@ -234,3 +234,33 @@ def test_index_rewrites_that_keep_tracking_need_no_full_scan(
 def _add_ignored(repo: Path) -> None:
     write(repo, "kept.log", "tracked though ignored\n")
     git(repo, "add", "-f", "kept.log")
+
+
+# Ensures a capture whose in-memory scan cache names objects that are gone (turnback's refs
+# deleted by hand, then `git gc --prune=now`) starts over from the user's index, watched or
+# not: its snapshot holds every file as on disk, none of them a pruned object.
+@pytest.mark.parametrize("watching", [True, False], ids=["watched", "full-scan"])
+def test_capture_after_its_objects_were_pruned(tmp_path: Path, watching: bool):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "src/b.py": "b\n"})
+    engine = Engine(str(repo))
+    if watching:
+        assert engine.enable_watcher()
+    try:
+        write(repo, "src/new.py", "only in a snapshot\n")
+        engine.capture(session="s")
+        refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/turnback/").split()
+        for ref in refs:
+            git(repo, "update-ref", "-d", ref)
+        git(repo, "reflog", "expire", "--expire=now", "--all")
+        git(repo, "gc", "-q", "--prune=now")
+        write(repo, "a.txt", "a, edited\n")
+        engine.capture(session="s")
+        tree = engine.repo[pygit2.Oid(hex=snapshot_tree(engine, "s"))]
+        files = {path: tree[path].data for path in ("a.txt", "src/b.py", "src/new.py")}
+        assert files == {
+            "a.txt": b"a, edited\n",
+            "src/b.py": b"b\n",
+            "src/new.py": b"only in a snapshot\n",
+        }
+    finally:
+        engine.close()

@@ -60,6 +60,9 @@ class PrivateIndex:
         #: The index is a fresh copy of the user's (or empty): nothing in it is untracked,
         #: so there is nothing for new ignore rules to drop.
         self.seeded = False
+        #: Whether the in-memory index relies on the anchor ref (set or found by this
+        #: process) to keep what it names from git's gc.
+        self._anchored = False
         #: The seed's untrusted entries, read from its bytes while it loads.
         self.seed_check: SeedCheck | None = None
         #: Present from seeding until a full capture has hashed the untrusted seeded
@@ -199,7 +202,7 @@ class PrivateIndex:
         self.index = None
         self.tree = None
         self.path.unlink(missing_ok=True)
-        self.seeded = True
+        self.seeded, self._anchored = True, False
         self.seed_check, self._preloaded = None, None
         self.unverified.touch()
         user = self.ws.user_index_path
@@ -223,7 +226,14 @@ class PrivateIndex:
         except (pygit2.GitError, KeyError, ValueError):
             return None
         tree = self.written_tree(index)
-        return tree if tree == anchored else None
+        self._anchored = tree == anchored
+        return tree if self._anchored else None
+
+    def anchor_gone(self) -> bool:
+        """Whether the anchor ref the in-memory index relies on is gone: turnback's refs
+        deleted by hand, after which a gc may have deleted objects the index names (a
+        snapshot built from it would name them too). Nothing else ever deletes it."""
+        return self._anchored and self.ws.repo.references.get(self.anchor_ref) is None
 
     def anchor_commit(self, repo: pygit2.Repository, tree: pygit2.Oid) -> pygit2.Oid:
         """The commit that anchors `tree`, written through `repo`: a capture's batch, which
@@ -239,6 +249,7 @@ class PrivateIndex:
         ref = repo.references.get(self.anchor_ref)
         if ref is None or ref.target != commit:
             set_ref(repo, self.anchor_ref, commit, "scan cache anchor")
+        self._anchored = True
 
     def written_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
         """The index's tree as it stands (libgit2 writes it whole), None if it cannot."""

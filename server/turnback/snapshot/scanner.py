@@ -125,6 +125,8 @@ class Scanner:
         if self._cache_writer.objects_lost:
             self._cache_writer.objects_lost = False
             self.private.index, self.private.tree = None, None  # start from the saved cache
+        if self.private.index is not None and self.private.anchor_gone():
+            self.private.index, self.private.tree = None, None  # reload: it may name pruned objects
         attempts = iter([changed] + [None] * (CHURN_ATTEMPTS - 1))
 
         def attempt() -> Snapshot:
