@@ -13,7 +13,6 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode, ObjectType
 
-from ..errors import StorageFailed
 from .objectwrites import written
 from .packfile import write_pack
 from .repository import _common_dir
@@ -71,15 +70,13 @@ def copy_missing(
                 packer.add(current)
             packer.write(str(pack_dir))
         else:
-            try:
-                write_pack(pack_dir, len(missing), ((o.raw, *read(o)) for o in missing))
-            except OSError as error:
-                raise StorageFailed.from_os_error(error) from error
+            write_pack(pack_dir, len(missing), ((o.raw, *read(o)) for o in missing))
         if dst.odb.exists(oid):
             return
         # A pack the object database does not see (an unusual layout): loose objects.
+    read = read or (lambda current: src.odb.read(current)[:2])
     for current in missing:
-        kind, data = read(current) if read is not None else src.odb.read(current)[:2]
+        kind, data = read(current)
         written(lambda: dst.odb.write(kind, data))  # noqa: B023
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pygit2
 
-from ..errors import StorageFailed
 from .objectwrites import written
 from .ownpacks import OwnPacks
 from .packfile import write_pack
@@ -100,10 +99,7 @@ class ObjectBatch:
                     written(lambda: self.target.odb.write(kind, data))  # noqa: B023
                 return
             objects = ((oid.raw, *self.read(oid)) for oid in oids)
-            try:
-                pack = write_pack(self.objects_dir / "pack", len(oids), objects)
-            except OSError as error:
-                raise StorageFailed.from_os_error(error) from error
+            pack = write_pack(self.objects_dir / "pack", len(oids), objects)
             if to_unpack:
                 self.packs.added(pack)  # written loose once the capture has answered
         finally:

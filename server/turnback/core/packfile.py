@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..errors import StorageFailed
 from . import faults
 from .durability import Touched, make_durable
 
@@ -97,7 +98,15 @@ def _index(entries: list[tuple[bytes, int, int]], pack_checksum: bytes) -> bytes
 def write_pack(pack_dir: Path, count: int, objects: Iterable[tuple[bytes, int, bytes]]) -> Path:
     """Writes `count` (raw 20-byte id, git type number, content) objects as
     `pack-<sum>.pack` and `.idx` in `pack_dir`; both files are on stable storage before
-    either name appears, and the directory's entries after. Returns the pack's path."""
+    either name appears, and the directory's entries after. Returns the pack's path; a
+    file system error (a full disk) is `StorageFailed`."""
+    try:
+        return _publish_pack(pack_dir, count, objects)
+    except OSError as error:
+        raise StorageFailed.from_os_error(error) from error
+
+
+def _publish_pack(pack_dir: Path, count: int, objects: Iterable[tuple[bytes, int, bytes]]) -> Path:
     pack = _staged(pack_dir, lambda stream: _write_pack(stream, count, objects))
     checksum, entries = pack.result
     index = _staged(pack_dir, lambda stream: stream.write(_index(entries, checksum)))

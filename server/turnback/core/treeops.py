@@ -26,10 +26,14 @@ def entry_at(tree: pygit2.Tree | None, path: str) -> Entry | None:
     if tree is None:
         return None
     try:
-        obj = tree[path]
+        return _file_entry(tree[path])
     except KeyError:
         return None
-    if obj.filemode in (FileMode.TREE, FileMode.COMMIT):
+
+
+def _file_entry(obj: pygit2.Object | None) -> Entry | None:
+    """`obj` as a file entry; None for a directory or a submodule."""
+    if obj is None or obj.filemode in (FileMode.TREE, FileMode.COMMIT):
         return None
     return Entry(str(obj.id), int(obj.filemode))
 
@@ -54,11 +58,7 @@ def entries_at(tree: pygit2.Tree | None, paths: Iterable[str]) -> dict[str, Entr
             found[path] = None  # an empty component, which libgit2's lookup never finds
             continue
         folder = folder_at(rel)
-        obj = _child(folder, name) if folder is not None else None
-        if obj is None or obj.filemode in (FileMode.TREE, FileMode.COMMIT):
-            found[path] = None
-        else:
-            found[path] = Entry(str(obj.id), int(obj.filemode))
+        found[path] = _file_entry(_child(folder, name) if folder is not None else None)
     return found
 
 
