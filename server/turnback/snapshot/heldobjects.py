@@ -49,16 +49,10 @@ class HeldObjects:
         return repo, None
 
     def settle(self) -> None:
-        """Writes what is held, if anything, and waits until the write is done."""
+        """Writes what is held, if anything, and waits until the cache writer is done
+        (a failed write sets its `objects_lost`, which the scanner's next capture reads)."""
         self.write()
         self._cache_writer.settle()
-
-    @property
-    def lost(self) -> bool:
-        """Whether the last write failed (ask once settled): the in-memory index then
-        names objects the repository lacks, and the next capture starts from the saved
-        cache."""
-        return self._cache_writer.objects_lost
 
     def write(self) -> None:
         """Writes the held objects, durably, then the anchor naming them, on the cache

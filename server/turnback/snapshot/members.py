@@ -246,11 +246,17 @@ class WorkspaceScanner:
         cancelled: Callable[[], bool] | None,
         changed: set[str] | None,
     ) -> Snapshot:
-        unchanged = changed is not None and not changed and member.last is not None
-        scanner = member.scanner
-        scanner.held.settle()  # the last capture's objects, written after it answered
-        if unchanged and not scanner.user_index.changed_on_disk() and not scanner.held.lost:
-            return member.last  # type: ignore[return-value]  # no scan, no anchor write
+        last = member.last
+        # Unchanged and copied already: nothing is read from the member, whose held
+        # objects may still be being written (a failed write is its next capture's to mend).
+        if (
+            changed is not None
+            and not changed
+            and last is not None
+            and member.copied == last.tree
+            and not member.scanner.user_index.changed_on_disk()
+        ):
+            return last  # no scan, no anchor write
         return member.scanner.capture(settings, None, cancelled, changed)
 
     def _discover(

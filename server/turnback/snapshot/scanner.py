@@ -117,8 +117,7 @@ class Scanner:
         With `changed` (every path that may have changed since the last capture, from a
         watcher) only those paths are looked at; without it, the whole work tree is.
         """
-        self.held.write()  # a capture's that nobody handed over (members.py does)
-        self._cache_writer.settle()  # the last capture's cache write reads the index
+        self.held.settle()  # the last capture's cache write reads the index
         if self._cache_writer.tree_differed:
             self._cache_writer.tree_differed = False
             self.private.tree = None  # write the next tree whole
