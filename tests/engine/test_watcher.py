@@ -264,3 +264,26 @@ def test_capture_after_its_objects_were_pruned(tmp_path: Path, watching: bool):
         }
     finally:
         engine.close()
+
+
+# Ensures a watched capture whose last tree was deleted by hand from `.git/objects` (the
+# anchor ref still there) starts over from the user's index instead of failing with an
+# internal error: its snapshot holds every file as on disk.
+def test_capture_after_its_last_tree_was_deleted_by_hand(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "src/b.py": "b\n"})
+    engine = Engine(str(repo))
+    assert engine.enable_watcher()
+    try:
+        write(repo, "src/new.py", "new\n")
+        engine.capture(session="s")
+        last = engine.repo[pygit2.Oid(hex=snapshot_tree(engine, "s"))]
+        for oid in (last.id, last["src"].id):
+            hexed = str(oid)
+            (repo / ".git" / "objects" / hexed[:2] / hexed[2:]).unlink()
+        write(repo, "src/b.py", "b, edited\n")
+        engine.capture(session="s")
+        tree = engine.repo[pygit2.Oid(hex=snapshot_tree(engine, "s"))]
+        files = {path: tree[path].data for path in ("a.txt", "src/b.py", "src/new.py")}
+        assert files == {"a.txt": b"a\n", "src/b.py": b"b, edited\n", "src/new.py": b"new\n"}
+    finally:
+        engine.close()
