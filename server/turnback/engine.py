@@ -22,7 +22,7 @@ from .core.locking import repository_lock
 from .core.repository import WorkspaceRepo, open_workspace
 from .core.treeops import entry_at
 from .diff import turndiff
-from .errors import Cancelled, InvalidParams, NoOpenTurn, RequestFailed
+from .errors import Cancelled, InvalidParams, NoOpenTurn, ObjectMissing, RequestFailed
 from .history import running
 from .history.context import CancelCheck, Context, RestoreOptions
 from .history.journal import Journal
@@ -115,13 +115,19 @@ class Engine:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """The repository lock and its member repositories' (so a session on one of them
-        is serialised with this one), with any operation a crash interrupted recovered."""
+        is serialised with this one), with any operation a crash interrupted recovered.
+        An object missing from the repository is a clear refusal, not an internal error: a
+        restore maps one it meets while writing to `RestoreFailed` after rolling back, so
+        whatever reaches here was met before anything was written."""
         with ExitStack() as locks:
             for lock_path in self.scanner.lock_paths():  # the root's among them
                 locks.enter_context(repository_lock(lock_path))
             self.scanner.release_deleted_packs()
             recovery.recover(self.ctx)
-            yield
+            try:
+                yield
+            except pygit2.NotFoundError as error:
+                raise ObjectMissing.from_not_found(error) from error
 
     def locked(self) -> AbstractContextManager[None]:
         """`_locked` for the engine's parts (history/running.py, through the Context)."""

@@ -9,6 +9,7 @@ to exit codes.
 from __future__ import annotations
 
 import os
+import re
 from enum import Enum
 
 TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
@@ -144,6 +145,22 @@ class StorageFailed(RequestFailed):
         return cls(
             f"The file system refused what turnback needed: {cause}{where}. What turnback "
             "recorded before is intact; free some space or fix the permissions, then try again."
+        )
+
+
+class ObjectMissing(RequestFailed):
+    """An object a timeline names is not in the repository (`.git/objects` edited by hand,
+    or turnback's refs deleted and then `git gc`): the operation stops before it writes."""
+
+    @classmethod
+    def from_not_found(cls, error: Exception) -> ObjectMissing:
+        found = re.search(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b", str(error))
+        what = f"object {found.group(0)}" if found else f"an object ({error})"
+        return cls(
+            f"The repository is missing {what}, which this turn's snapshot needs: it was "
+            "deleted from .git/objects, or pruned by git gc after turnback's refs were "
+            "removed. Nothing was changed.",
+            object=found.group(0) if found else None,
         )
 
 

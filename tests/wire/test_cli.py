@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from helpers import (
@@ -19,6 +20,7 @@ from helpers import (
     run_cli,
     write,
 )
+from turnback.engine import Engine
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -117,6 +119,31 @@ def test_cli_conflict_exits_1_naming_file(repo: Path):
     forced = run_cli(repo, "undo", "--force")
     assert forced.returncode == EXIT_OK
     assert read(repo, "src/app.py") == "print('v1')\n"
+
+
+# Ensures an undo or diff of a turn whose snapshot lost a tree (deleted from .git/objects
+# by hand) exits 1 naming the missing object, and leaves every file as it was.
+def test_cli_missing_snapshot_object_exits_1(repo: Path):
+    write(repo, "src/wip.py", "the user's work in progress\n")  # a tree only the snapshot has
+    cli_json(repo, "capture", "--label", "t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    engine = Engine(str(repo))
+    try:
+        before = engine.store.load("default").turns[-1].before  # type: ignore[union-attr]
+        lost = str(engine.repo[pygit2.Oid(hex=before)].tree["src"].id)
+    finally:
+        engine.close()
+    (repo / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    for command in ("undo", "diff"):
+        done = run_cli(repo, command, "--json")
+        assert done.returncode == EXIT_FAILED, command
+        error = json.loads(done.stdout)["error"]
+        assert error["data"] == {"reason": "failed", "object": lost}, command
+        assert lost in error["message"] and "Nothing was changed" in error["message"]
+    assert read(repo, "src/app.py") == "print('agent')\n"
+    assert read(repo, "src/wip.py") == "the user's work in progress\n"
+    assert [t["state"] for t in cli_json(repo, "list")["turns"]] == ["active"]
 
 
 # ---- 13 CLI and server together ----------------------------------------------------------------
