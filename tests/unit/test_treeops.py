@@ -59,6 +59,19 @@ def test_entries_at_matches_entry_at(bare, tree_files, asked):
     assert entries_at(None, asked) == dict.fromkeys(asked)
 
 
+# Ensures a path under a subtree whose object is gone is an error, as in entry_at, never
+# "no such file" (a restore would delete what it could not read).
+def test_entries_at_under_a_missing_subtree_raises(tmp_path: Path):
+    repo = pygit2.init_repository(str(tmp_path), bare=True)
+    tree = tree_of(repo, {"a/x": (1, FileMode.BLOB), "top": (2, FileMode.BLOB)})
+    repo = drop_loose_object(tmp_path, tree["a"].id)
+    tree = repo[tree.id]
+    with pytest.raises(pygit2.GitError):
+        entry_at(tree, "a/x")
+    with pytest.raises(pygit2.GitError):
+        entries_at(tree, ["top", "a/x"])
+
+
 # Ensures one missing side means every file of the other side.
 def test_changed_paths_against_nothing(bare):
     tree = tree_of(bare, {"a/x": (1, FileMode.BLOB), "top": (2, FileMode.BLOB)})
