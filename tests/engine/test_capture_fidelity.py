@@ -192,6 +192,57 @@ def test_after_capture_reports_its_own_skipped_and_undo_keeps_them(tmp_path: Pat
     assert (root / "node_modules/pkg/index.js").exists()
 
 
+# Proves what the "before" capture left out is kept by the undo even when the turn made it
+# capturable (a user's file shrunk under the size limit, a user's folder brought under the
+# file limit, a folder renamed out of an excluded name's reach... the first two here):
+# the before state cannot say what it was, so deleting it would lose the user's work.
+def test_undo_keeps_what_the_before_capture_left_out(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    big = b"u" * (11 << 20)
+    write(root, "big.dat", big)
+    for n in range(201):
+        write(root, f"data/f{n}", f"user file {n}\n")
+    engine = Engine(str(root))
+    try:
+        before = to_wire(engine.capture(label="turn"))["skipped"]
+        assert before == [
+            {"path": "big.dat", "reason": "tooLarge"},
+            {"path": "data", "reason": "tooManyFiles"},
+        ]
+        write(root, "big.dat", "agent summary\n")
+        (root / "data/f0").unlink()
+        write(root, "a.txt", "agent\n")
+        to_wire(engine.capture(phase="after"))
+        undone = to_wire(engine.undo())
+        assert undone["files"] == [{"path": "a.txt", "action": "modified"}]
+        kept = {(k["path"], k["reason"]) for k in undone["kept"]}
+        assert ("big.dat", "tooLarge") in kept and ("data/f1", "tooManyFiles") in kept
+        assert (root / "big.dat").read_bytes() == b"agent summary\n"
+        assert sorted(os.listdir(root / "data")) == sorted(f"f{n}" for n in range(1, 201))
+        assert to_wire(engine.redo())["files"] == [{"path": "a.txt", "action": "modified"}]
+    finally:
+        engine.close()
+
+
+# Proves an ignored file the turn only force-added (`git add -f .env`) is not deleted by the
+# undo: it was the user's, ignored and untracked, in the before state.
+def test_undo_keeps_an_ignored_file_the_turn_force_added(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {".gitignore": ".env\n", "a.txt": "a\n"})
+    write(root, ".env", "API_KEY=the user's\n")
+    engine = Engine(str(root))
+    try:
+        engine.capture(label="turn")
+        git(root, "add", "-f", ".env")
+        write(root, "a.txt", "agent\n")
+        engine.capture(phase="after")
+        undone = to_wire(engine.undo())
+        assert undone["files"] == [{"path": "a.txt", "action": "modified"}]
+        assert {"path": ".env", "reason": "ignored"} in undone["kept"]
+        assert (root / ".env").read_text() == "API_KEY=the user's\n"
+    finally:
+        engine.close()
+
+
 # Proves a checked-out submodule is reported with its path by every capture when
 # `nestedRepositories` is "report" (by default it is captured: tests/engine/test_workspace.py).
 def test_submodule_is_reported_with_its_path(tmp_path: Path):

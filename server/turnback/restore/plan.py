@@ -64,8 +64,13 @@ def make_plan(
     unsaved_reason: Callable[[str], str],
     ignored: Callable[[str], bool],
     target_ignored: Callable[[str], bool],
+    left_out_of_target: Callable[[str], str | None],
 ) -> Plan:
-    """Decides, per path, write / delete / keep / conflict. `current` is the saved work tree."""
+    """Decides, per path, write / delete / keep / conflict. `current` is the saved work tree.
+
+    A path the target state does not hold is deleted only if that state could have held
+    it: `left_out_of_target` names why it could not (the target's capture left it out, or
+    ignore rules), and such a path is kept, since what stood there is not known."""
     plan = Plan()
     current_entries = entries_at(current, moves)
     for path in sorted(moves):
@@ -83,6 +88,9 @@ def make_plan(
         if on_disk and now is None and not (os.path.isdir(full) and not os.path.islink(full)):
             # There is something on disk that the saved state could not hold.
             plan.kept.append(KeptFile(path, unsaved_reason(path)))
+            continue
+        if on_disk and target is None and (left_out := left_out_of_target(path)):
+            plan.kept.append(KeptFile(path, left_out))
             continue
         if on_disk and (ignored(path) or target_ignored(path)):
             plan.kept.append(KeptFile(path, "ignored"))

@@ -77,7 +77,7 @@ def rescue(
     source = ctx.tree(version.commit)
     snap = ctx.capture_paths(source, set(files))
     saved = ctx.snapshot_commit(snap, f"turnback: state replaced by rescue of {version.id}\n")
-    plan = restorer.plan([Step(files, None, source)], snap, options, False, "rescue")
+    plan = restorer.plan([Step(files, None, source)], snap, options, False, "rescue", [])
     replaced: RescuedVersion | None = None
     if plan.writes and not options.dry_run:
         replaced = timeline.add_rescued(saved, REPLACED_BY_RESCUE, list(plan.writes))

@@ -42,11 +42,10 @@ class Restorer:
         reasons = {s.path: s.reason for s in snap.skipped}
 
         def reason(path: str) -> str:
+            found = _reason_at(reasons, path)
+            if found:
+                return found
             parts = path.split("/")
-            for depth in range(len(parts), 0, -1):
-                found = reasons.get("/".join(parts[:depth]))
-                if found:
-                    return found
             for depth in range(len(parts) - 1, 0, -1):
                 if "/".join(parts[:depth]) in self.ctx.scanner.members:
                     break  # inside a repository of the workspace: its files are saved
@@ -60,13 +59,34 @@ class Restorer:
         """Ignored (and untracked) under the rules of the repository holding the path."""
         return self.ctx.scanner.ignored_untracked
 
-    def _target_ignored(self, target: pygit2.Tree | None, moves: dict) -> Callable[[str], bool]:
-        """Ignore rules of the target snapshot, evaluated only when a .gitignore moves."""
+    def _target_rules(self, target: pygit2.Tree | None, moves: dict) -> TreeIgnoreRules | None:
+        """Ignore rules of the target snapshot, read only when a .gitignore moves."""
         if not touches_ignore_files(moves):
+            return None
+        return TreeIgnoreRules(self.ctx.repo, target, _info_exclude(self.ctx.ws))
+
+    def _target_ignored(self, rules: TreeIgnoreRules | None) -> Callable[[str], bool]:
+        if rules is None:
             return lambda _path: False
-        rules = TreeIgnoreRules(self.ctx.repo, target, _info_exclude(self.ctx.ws))
         tracks = self.ctx.scanner.tracks
         return lambda path: rules.is_ignored(path) and not tracks(path)
+
+    def _left_out_of_target(
+        self, rules: TreeIgnoreRules | None, target_skipped: list[dict[str, str]]
+    ) -> Callable[[str], str | None]:
+        """Why the target state may not hold a path that existed then: its capture left the
+        path out, or ignore rules did (an ignored file the turns force-added, say)."""
+        reasons = {s["path"]: s["reason"] for s in target_skipped}
+        by_rules = self.ctx.scanner.ignored_by_rules
+
+        def reason(path: str) -> str | None:
+            found = _reason_at(reasons, path)
+            if found:
+                return found
+            ignored = by_rules(path) or (rules is not None and rules.is_ignored(path))
+            return "ignored" if ignored else None
+
+        return reason
 
     def plan(
         self,
@@ -75,10 +95,12 @@ class Restorer:
         options: RestoreOptions,
         check_conflicts: bool,
         operation: str,
+        target_skipped: list[dict[str, str]],
         created: list[str] | None = None,
     ) -> Plan:
         """What the restore would do; raises Conflict unless forced. Nothing under a
-        repository in `created` (made by the turns being undone) is touched."""
+        repository in `created` (made by the turns being undone) is touched, nor anything
+        the target state's capture left out (`target_skipped`)."""
         moves = compose(steps)
         current = self.ctx.repo[snap.tree]
         held: set[str] = set()
@@ -86,7 +108,7 @@ class Restorer:
             if entry_at(current, path) != moves[path][1]:
                 held.add(is_held(path, created or []))  # type: ignore[arg-type]
             del moves[path]
-        final_target = steps[-1].target
+        rules = self._target_rules(steps[-1].target, moves)
         plan = make_plan(
             moves,
             current,
@@ -95,7 +117,8 @@ class Restorer:
             dirty=set(options.dirty),
             unsaved_reason=self._unsaved_reason(snap),
             ignored=self._ignored(),
-            target_ignored=self._target_ignored(final_target, moves),
+            target_ignored=self._target_ignored(rules),
+            left_out_of_target=self._left_out_of_target(rules, target_skipped),
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
         if plan.conflicts and not options.force:
@@ -196,7 +219,9 @@ class Restorer:
         notes = repository_notes(
             self.ctx.scanner, self.ctx.ws.root, oldest.repositories, oldest.turn
         )
-        plan = self.plan([step], snap, options, newest.sealed, "undo", notes.created)
+        plan = self.plan(
+            [step], snap, options, newest.sealed, "undo", oldest.skipped, notes.created
+        )
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left = self._left_out(timeline, oldest, newest, snap if end is None else None)
         plan.kept += [k for k in left if k.path not in seen]
@@ -285,7 +310,9 @@ class Restorer:
         touched = set().union(*(set(step.paths) for step in steps))
         snap = self.ctx.capture_paths(steps[0].expected, touched)
         saved = self.ctx.snapshot_commit(snap, "turnback: state replaced by redo\n")
-        plan = self.plan(steps, snap, options, True, "redo")
+        plan = self.plan(
+            steps, snap, options, True, "redo", self._redo_target_skipped(timeline, turns[-1])
+        )
         if not options.dry_run:
             for turn in turns:
                 turn.state = ACTIVE
@@ -306,6 +333,12 @@ class Restorer:
             raise InvalidParams("turn", f"turn {target.turn} is not undone: nothing to redo")
         return [t for t in undone if t.turn <= target.turn]
 
+    def _redo_target_skipped(self, timeline: Timeline, last: TurnRecord) -> list[dict[str, str]]:
+        """What the capture of the redo's target state left out: the next turn's "before"
+        capture's; a state an undo replaced kept what it left out, so it names none."""
+        following = timeline.next_after(last)
+        return following.skipped if following is not None and not last.replaced else []
+
     def _redo_step(self, timeline: Timeline, turn: TurnRecord) -> Step:
         """Redoing one turn: the files its undo batch changed, back to its end state."""
         low, high = turn.batch or [turn.turn, turn.turn]
@@ -320,6 +353,16 @@ class Restorer:
         if target is None:  # never restore "nothing" over the work tree
             raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
         return Step(paths, expected, self.ctx.tree(target))
+
+
+def _reason_at(reasons: dict[str, str], path: str) -> str | None:
+    """The reason recorded for `path` or the nearest folder above it."""
+    parts = path.split("/")
+    for depth in range(len(parts), 0, -1):
+        found = reasons.get("/".join(parts[:depth]))
+        if found:
+            return found
+    return None
 
 
 def _failure_state(failed: RestoreError) -> str:

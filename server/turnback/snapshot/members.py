@@ -390,8 +390,10 @@ class WorkspaceScanner:
 
     def ignored_untracked(self, path: str) -> bool:
         """Ignored by the rules of the repository holding `path`, and not tracked there."""
-        if self.tracks(path):
-            return False
+        return not self.tracks(path) and self.ignored_by_rules(path)
+
+    def ignored_by_rules(self, path: str) -> bool:
+        """Ignored by the rules of the repository holding `path`, tracked there or not."""
         member = self.member_of(path)
         if member is None:
             return path_is_ignored(self.ws.repo, path)
