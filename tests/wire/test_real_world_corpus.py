@@ -181,6 +181,30 @@ def build_linked_worktree(tmp: Path) -> Path:
     return tmp / "linked"
 
 
+def build_separate_git_dir(tmp: Path) -> Path:
+    """`.git` is a `gitdir:` file naming a git directory beside the work tree, next to
+    another project: the work tree, not the git directory's parent, is the workspace."""
+    write(tmp / "other", "notes.txt", "another project\n")
+    git(tmp, "init", "-q", "--separate-git-dir", str(tmp / "repo-gitdir"), "repo")
+    return _committed(tmp / "repo")
+
+
+def build_git_symlink(tmp: Path) -> Path:
+    """`.git` is a symlink to a git directory kept elsewhere (the `repo` tool's layout)."""
+    root = make_repo(tmp / "repo", {"a.txt": "a\n", "src/b.py": "b\n"})
+    (root / ".git").rename(tmp / "store.git")
+    (root / ".git").symlink_to(tmp / "store.git")
+    return root
+
+
+def _committed(root: Path) -> Path:
+    write(root, "a.txt", "a\n")
+    write(root, "src/b.py", "b\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+
+
 def build_submodule(tmp: Path) -> Path:
     make_repo(tmp / "lib", {"lib.py": "lib\n"})
     root = make_repo(tmp / "repo", {"a.txt": "a\n"})
@@ -306,6 +330,10 @@ CASES: dict[str, Case | pytest.param] = {
     "linked-worktree": Case(
         build_linked_worktree, both(edit("a.txt", b"a2\n"), edit("src/c.py", b"c\n"))
     ),
+    "separate-git-dir": Case(
+        build_separate_git_dir, both(edit("a.txt", b"a2\n"), edit("src/c.py", b"c\n"))
+    ),
+    "git-symlink": Case(build_git_symlink, both(edit("a.txt", b"a2\n"), edit("src/c.py", b"c\n"))),
     "submodule": Case(
         build_submodule,
         # The submodule's files are part of the workspace's turn (tests/engine/test_workspace.py).

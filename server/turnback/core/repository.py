@@ -121,7 +121,11 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     found = pygit2.discover_repository(str(path))
     if found is not None:
         try:
-            repo = pygit2.Repository(found)
+            # Opened from the folder, not from the git directory found: libgit2 takes a git
+            # directory's parent for its work tree when no `core.worktree` says otherwise,
+            # which is wrong where `.git` is a `gitdir:` file (`--separate-git-dir`) or a
+            # symlink, and the workspace would be a folder around the repository.
+            repo = pygit2.Repository(str(path))
         except pygit2.GitError as error:  # a broken config, a repository of another user
             raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
         if repo.is_bare:
