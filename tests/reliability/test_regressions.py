@@ -190,6 +190,41 @@ def test_operations_while_files_are_rewritten_and_deleted(engine_repo: Path, ope
     assert not failures, f"{len(failures)} of {runs} {operation}s failed: {failures}"
 
 
+# Found by an exploratory run: a 4 MB log a server appended a line to every 100 ms failed
+# every capture ("Files kept changing") until the server stopped, as each read, compressed
+# and flushed whole, outlasted the pause between two writes. Every capture now succeeds,
+# and holds the log as it was between two writes: a prefix of it, ending with a whole line.
+def test_captures_while_a_log_is_appended_to(engine_repo: Path) -> None:
+    repo = engine_repo
+    log = repo / "server.out"
+    log.write_bytes(b"".join(b"%07d boot line of the server\n" % n for n in range(130_000)))
+    stop = threading.Event()
+
+    def append() -> None:
+        with log.open("ab") as out:
+            while not stop.is_set():
+                out.write(b"GET / 200\n")
+                out.flush()
+                time.sleep(0.03)
+
+    engine = Engine(str(repo))
+    writer = threading.Thread(target=append)
+    writer.start()
+    captured: list[bytes] = []
+    try:
+        for n in range(6):
+            engine.capture(session="s", label=f"turn {n}")
+            turn = engine.store.load("s").turns[-1]  # type: ignore[union-attr]
+            captured.append(engine.repo[engine.repo[turn.before].tree["server.out"].id].data)
+    finally:
+        stop.set()
+        writer.join()
+        engine.close()
+    final = log.read_bytes()
+    for data in captured:
+        assert final.startswith(data) and data.endswith(b"\n")
+
+
 # Found while modelling redo (not by the machine, which does not prune): an undo of turns
 # 1..2 records batch [1, 2]; prune --keep 1 used to drop turn 1, and redo of turn 2 then
 # expected turn 2's snapshot where the undo had left turn 1's: a spurious conflict. Prune

@@ -114,3 +114,15 @@ def test_permission_denied_restore_names_the_file_and_the_next_command_works(
         os.chmod(repo / "docs", 0o755)
     listing = cli_json(repo, "list")
     assert [t["state"] for t in listing["turns"]] == ["active", "active"]
+
+
+# Ensures a file the user may not read stops a capture with one line naming the file and
+# the cause (exit 1), not "Files kept changing ... try again" three whole scans later.
+def test_unreadable_file_is_named_by_the_capture(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    write(repo, "key.pem", "secret\n")
+    os.chmod(repo / "key.pem", 0)
+    done = run_as_user(repo, "capture", "--label", "turn")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Permission denied" in done.stderr and "key.pem" in done.stderr
+    assert "kept changing" not in done.stderr

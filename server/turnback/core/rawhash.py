@@ -32,6 +32,23 @@ STREAM_ABOVE = 32 << 20
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
+def read_raw(full: str, st: os.stat_result) -> bytes | None:
+    """The file's exact bytes (a symlink's target), read once; None for a file larger than
+    `STREAM_ABOVE`, which `hash_path` streams into the object database instead."""
+    if stat.S_ISLNK(st.st_mode):
+        return os.fsencode(os.readlink(full))
+    if not stat.S_ISREG(st.st_mode):
+        raise SpecialFile(f"{full} is not a regular file")
+    if st.st_size > STREAM_ABOVE:
+        return None
+    fd = _open_regular(full)
+    try:
+        with open(fd, "rb", closefd=False) as stream:
+            return stream.read()
+    finally:
+        os.close(fd)
+
+
 def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid:
     """Writes the file's exact bytes (a symlink's target) as a blob, with no filters.
 
@@ -39,17 +56,24 @@ def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.
     (CRLF to LF, `ident`), so the file is read here. It is opened without blocking
     and checked to be a regular file before a byte is read: a FIFO is never read.
     """
-    if stat.S_ISLNK(st.st_mode):
-        return write_blob(repo, os.fsencode(os.readlink(full)))
-    if not stat.S_ISREG(st.st_mode):
-        raise SpecialFile(f"{full} is not a regular file")
+    data = read_raw(full, st)
+    if data is not None:
+        return write_blob(repo, data)
+    fd = _open_regular(full)
+    try:
+        with open(fd, "rb", closefd=False) as stream:
+            return write_blob_from(repo, stream)
+    finally:
+        os.close(fd)
+
+
+def _open_regular(full: str) -> int:
+    """A descriptor on `full`, opened without blocking and checked to be a regular file."""
     fd = os.open(full, _OPEN_FLAGS)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise SpecialFile(f"{full} is not a regular file")
-        with open(fd, "rb", closefd=False) as stream:
-            if st.st_size > STREAM_ABOVE:
-                return write_blob_from(repo, stream)
-            return write_blob(repo, stream.read())
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd

@@ -45,6 +45,6 @@ def path_entries(
             if verdict is not IGNORED:
                 skipped[verdict.path] = verdict
             continue
-        oid = hash_or_gone(ws.repo, full, st)
-        changes[path] = Entry(str(oid), file_mode(st)) if oid is not None else None
+        read = hash_or_gone(ws.repo, full, st)
+        changes[path] = Entry(str(read[0]), file_mode(read[1])) if read is not None else None
     return changes, list(skipped.values())

@@ -282,11 +282,12 @@ class Scanner:
                 if done % 200 == 0:
                     check_cancel()
                     report(f"Hashing changed files ({done}/{total})", done * 100 // total)
-                oid = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
-                if oid is None:  # deleted between the scan and now
+                read = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
+                if read is None:  # deleted between the scan and now
                     if path in index:
                         index.remove(path)
                     continue
+                oid, st = read
                 batch.held_blob(oid, st.st_size)
                 add_with_stat(index, path, oid, file_mode(st), st)
                 if batch.over_limit():
@@ -394,10 +395,11 @@ class Scanner:
         batch = self.handles.object_batch(hold=held or len(to_add) > LOOSE_UP_TO, idle=held)
         try:
             for path, st in within_limits(index, to_add, settings, skipped, root):
-                oid = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
-                if oid is None:
+                read = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
+                if read is None:
                     drop(path)
                     continue
+                oid, st = read
                 batch.held_blob(oid, st.st_size)
                 entry = Entry(str(oid), file_mode(st))
                 add_with_stat(index, path, oid, entry.mode, st)
