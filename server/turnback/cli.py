@@ -346,9 +346,15 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
-    if args.json:
-        text = json.dumps(result, ensure_ascii=False)
-        print(text if _is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
-    else:
-        _print_human(args.command, result)
+    try:
+        if args.json:
+            text = json.dumps(result, ensure_ascii=False)
+            print(text if _is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
+        else:
+            _print_human(args.command, result)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left (`turnback undo | head -1`): the command is done, and the
+        # interpreter's own last flush must not fail with a traceback either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK

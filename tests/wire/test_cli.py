@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -144,6 +145,32 @@ def test_cli_missing_snapshot_object_exits_1(repo: Path):
     assert read(repo, "src/app.py") == "print('agent')\n"
     assert read(repo, "src/wip.py") == "the user's work in progress\n"
     assert [t["state"] for t in cli_json(repo, "list")["turns"]] == ["active"]
+
+
+# Ensures output into a pipe its reader has closed (`turnback undo | head -1`) ends quietly
+# with the command done, not with a BrokenPipeError traceback; --dry-run says "Would undo".
+def test_cli_output_into_a_closed_pipe(repo: Path):
+    cli_json(repo, "capture", "--label", "t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    assert run_cli(repo, "undo", "--dry-run").stdout.startswith("Would undo 1 turn")
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "turnback", "undo"],
+            cwd=repo,
+            env=SERVER_ENV,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert done.returncode == EXIT_OK and "Traceback" not in done.stderr, done.stderr
+    assert read(repo, "src/app.py") == "print('v1')\n"
 
 
 # ---- 13 CLI and server together ----------------------------------------------------------------

@@ -175,7 +175,7 @@ class Restorer:
         files = len(plan.actions)
         verb = "Undid" if operation == "undo" else "Redid"
         message = (
-            f"{'Would ' + verb.lower() if dry else verb} {what} "
+            f"{'Would ' + operation if dry else verb} {what} "
             f"({files} file{'s' if files != 1 else ''} {'to change' if dry else 'changed'}"
             + (f", {len(plan.kept)} kept" if plan.kept else "")
             + ")"
