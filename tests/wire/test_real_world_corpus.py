@@ -434,3 +434,27 @@ def test_sparse_index_is_refused_with_the_fix_named(tmp_path: Path):
     assert git(root, "for-each-ref", "refs/turnback") == ""
     git(root, "sparse-checkout", "init", "--no-sparse-index")
     assert cli_json(root, "capture")["turn"] == 1
+
+
+# Proves a split index (libgit2 cannot read its `link` extension) gets one clear line naming
+# the fix, from a first capture and from an undo of a turn captured before it was turned on,
+# never "files kept changing"; and that the fix it names makes both work.
+def test_split_index_is_refused_with_the_fix_named(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    cli_json(root, "capture", "--label", "before the split")
+    write(root, "a.txt", "agent\n")
+    cli_json(root, "capture", "--phase", "after")
+    git(root, "update-index", "--split-index")
+    fresh = make_repo(tmp_path / "fresh", {"a.txt": "a\n"})
+    git(fresh, "update-index", "--split-index")
+    for where, command in ((fresh, "capture"), (root, "capture"), (root, "undo")):
+        done = run_cli(where, command)
+        assert done.returncode == 1, (command, done.stderr)
+        assert "split index" in done.stderr and "--no-split-index" in done.stderr, done.stderr
+        assert "kept changing" not in done.stderr and "Traceback" not in done.stderr
+    assert git(fresh, "for-each-ref", "refs/turnback") == ""
+    for where in (fresh, root):
+        git(where, "update-index", "--no-split-index")
+    assert cli_json(fresh, "capture")["turn"] == 1
+    assert cli_json(root, "undo")["turnsUndone"] == 1
+    assert (root / "a.txt").read_text() == "a\n"

@@ -26,6 +26,16 @@ from pygit2.utils import encode_fs_path
 IndexEntry = Any
 
 
+def open_index(path: str) -> pygit2.Index:
+    """`pygit2.Index(path)`, without the "Exception ignored in Index.__del__" traceback
+    pygit2 prints when the file cannot be read (its `__del__` frees a pointer `__init__`
+    never set; freeing NULL is nothing)."""
+    index = pygit2.Index.__new__(pygit2.Index)
+    index._index = ffi.NULL
+    index.__init__(path)  # type: ignore[misc]
+    return index
+
+
 def entry_at(index: pygit2.Index, position: int) -> IndexEntry:
     return C.git_index_get_byindex(index._index, position)
 

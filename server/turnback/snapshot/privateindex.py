@@ -20,7 +20,7 @@ import pygit2
 from ..core.gitrefs import set_ref
 from ..core.locking import repository_lock
 from ..core.objectwrites import write_commit, written
-from ..core.pygit2_internals import attach_repository
+from ..core.pygit2_internals import attach_repository, open_index
 from ..core.repository import WorkspaceRepo
 from ..errors import TurnbackError
 from .cachewrite import CacheWriter
@@ -42,7 +42,7 @@ def _file_stamp(path: Path) -> _Stamp | None:
 
 def _read_index(path: Path) -> pygit2.Index | None:
     """An index file on its own (no repository: safe on another thread), None if absent."""
-    return pygit2.Index(str(path)) if path.exists() else None
+    return open_index(str(path)) if path.exists() else None
 
 
 class PrivateIndex:
@@ -111,7 +111,7 @@ class PrivateIndex:
                     index = None  # it may name objects that git gc has since deleted
         if index is None:
             self.reseed()
-            index = self._adopt(pygit2.Index(str(self.path)))
+            index = self._adopt(open_index(str(self.path)))
         self.index = index
         if lent and self._seed_of is not None:
             self._user_index.borrow(index, self._seed_of)  # given back before it changes
@@ -195,6 +195,13 @@ class PrivateIndex:
             for path in [c[1].path if c[1] else (c[0] or c[2]).path for c in index.conflicts]:
                 del index.conflicts[path]
         return index
+
+    def drop(self) -> None:
+        """Forgets the index and its file (a cache): the next capture seeds it again. For a
+        seed copied from a user's index libgit2 cannot read (a split index)."""
+        self._cache_writer.settle()
+        self.index, self.tree = None, None
+        self.path.unlink(missing_ok=True)
 
     def reseed(self) -> None:
         """Starts the index again from the user's (its stat cache), or empty."""

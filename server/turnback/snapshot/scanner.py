@@ -53,7 +53,7 @@ from .untracked import (
     is_special,
     within_limits,
 )
-from .userindex import UserIndex
+from .userindex import UserIndex, is_unreadable_index, unreadable_index
 from .workdir_scan import start_workdir_diff
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners.
@@ -156,6 +156,9 @@ class Scanner:
             self.private.index, self.private.tree = None, None
             raise
         except pygit2.GitError as error:
+            if is_unreadable_index(error):  # a seed copied from a split index, say
+                self.private.drop()  # seeded again once the user's index can be read
+                raise unreadable_index(error) from None
             if "not found" not in str(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.

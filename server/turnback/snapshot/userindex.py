@@ -17,6 +17,7 @@ import pygit2
 
 from ..core.indexfile import GITLINK
 from ..core.objectwrites import written
+from ..core.pygit2_internals import open_index
 from ..core.repository import WorkspaceRepo
 from ..core.sorted_index import has_entry_under
 from ..core.treeops import changed_paths, entry_at
@@ -231,8 +232,25 @@ def refuse_sparse_index(repo: pygit2.Repository) -> None:
 def _open(path: str) -> pygit2.Index:
     """The user's index, or a clear error for one libgit2 cannot read."""
     try:
-        return pygit2.Index(path)
+        return open_index(path)
     except pygit2.GitError as error:
-        raise UnsupportedRepository(
-            f"turnback cannot read this repository's index ({error}). Nothing was recorded."
-        ) from None
+        raise unreadable_index(error) from None
+
+
+def unreadable_index(error: Exception) -> UnsupportedRepository:
+    """The error for an index libgit2 refuses (or a copy of it), naming the fix when known:
+    a split index is every capture's and undo's refusal until it is turned off."""
+    if "'link'" in str(error):
+        return UnsupportedRepository(
+            "This repository uses a split index (core.splitIndex, or `git update-index "
+            "--split-index`), which turnback cannot read. Turn it off with `git config "
+            "core.splitIndex false && git update-index --no-split-index`. Nothing was recorded."
+        )
+    return UnsupportedRepository(
+        f"turnback cannot read this repository's index ({error}). Nothing was recorded."
+    )
+
+
+def is_unreadable_index(error: Exception) -> bool:
+    """libgit2's refusal of an index file's layout (not a file changing while read)."""
+    return "unsupported mandatory extension" in str(error)
