@@ -426,3 +426,31 @@ def test_socket_protocol(repo: Path, stop_daemons):
     first.close()
     second.close()
     assert daemon_pid(repo) is not None  # still serving
+
+
+# Proves a capture whose client hung up while it waited for the repository lock (a hook
+# that gave up at its deadline and said the turn was not recorded) records nothing once
+# the lock is free, rather than a late turn that would then look "running".
+def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemons):
+    import fcntl
+
+    start_daemon(repo)
+    wait_warm(repo)
+    assert cli_json(repo, "list")["turns"] == []
+    lock = os.open(repo / ".git" / "turnback" / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # an undo holding the repository
+    try:
+        hook = socket.socket(socket.AF_UNIX)
+        hook.settimeout(30)
+        hook.connect(str(daemon_dir(repo) / "sock"))
+        request = {"jsonrpc": "2.0", "id": 1, "method": "snapshot/capture", "params": {}}
+        _send(hook, json.dumps(request).encode())
+        wait_for(lambda: "snapshot/capture from pid" in daemon_log(repo), what="the request")
+        hook.close()  # the hook's deadline
+        time.sleep(0.5)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+    wait_for(lambda: "answered snapshot/capture" in daemon_log(repo), what="the capture's end")
+    assert cli_json(repo, "list")["turns"] == []
+    assert capture(repo, "--label", "next")[1]["turn"] == 1  # still serving

@@ -311,6 +311,61 @@ def test_after_without_before_and_bad_input(repo: Path):
     assert "unknown harness" in hook_log(repo)
 
 
+# Proves a hook exits 0 with nothing on stderr but one line, however its process is set
+# up: its working folder deleted (with no cwd in the payload, or for an unknown event),
+# or an infinite TURNBACK_HOOK_TIMEOUT (a thread join refuses it).
+def test_hook_exits_0_from_a_deleted_folder_or_an_infinite_timeout(repo: Path, tmp_path: Path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for harness, event in (("claude-code", "Stop"), ("gemini", "BeforeAgent"), ("x", "y")):
+        done = subprocess.run(
+            [sys.executable, "-m", "turnback", "hook", harness, event],
+            cwd=gone,
+            env={**SERVER_ENV, "XDG_STATE_HOME": str(tmp_path / "state")},
+            input=json.dumps({"session_id": "s", "prompt": "hi"}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            preexec_fn=lambda: os.rmdir(gone),
+        )
+        gone.mkdir()
+        assert done.returncode == 0, (harness, done.stderr)
+        assert "Traceback" not in done.stderr and done.stderr.count("\n") <= 1, done.stderr
+    before, _after = _claude(repo)
+    done = run_hook(repo, "gemini", "BeforeAgent", before, TURNBACK_HOOK_TIMEOUT="inf")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+# Proves a prompt cut inside an emoji (a lone surrogate in the JSON) still makes its turn,
+# labelled with U+FFFD where the half character was.
+def test_prompt_with_half_an_emoji_makes_its_turn(repo: Path):
+    before, after = _claude(repo)
+    fields = {k: v for k, v in before.items() if k != "prompt"}
+    payload = json.dumps({**fields, "prompt": "fix the bug "})[:-2] + '\\ud83d"}'
+    assert run_hook(repo, "claude-code", "UserPromptSubmit", payload).returncode == 0
+    write(repo, "src/app.py", "fixed\n")
+    done = run_hook(repo, "claude-code", "Stop", after)
+    assert (done.returncode, done.stdout) == (0, ""), done.stdout
+    [turn] = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
+    assert turn["sealed"] and turn["label"].startswith("fix the bug \ufffd")
+
+
+# Proves that when the hook cannot write under `.git/turnback` (the very reason its capture
+# failed), the "after" hook still finds the failure and tells the user, instead of the
+# turn being lost without a word.
+def test_unwritable_state_folder_still_warns_after_the_turn(repo: Path, tmp_path: Path):
+    (repo / ".git" / "turnback").mkdir(exist_ok=True)
+    (repo / ".git" / "turnback" / "hooks").write_text("a file where the notes go\n")
+    _break_storage(repo)
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    before, after = _claude(repo)
+    assert run_hook(repo, "claude-code", "UserPromptSubmit", before, **state).returncode == 0
+    done = run_hook(repo, "claude-code", "Stop", after, **state)
+    assert done.returncode == 0
+    assert "did not record this turn" in json.loads(done.stdout)["systemMessage"]
+
+
 # Proves a hook stays within its deadline while another process holds the repository
 # lock, exits 0, logs it, and the "after" hook then seals nothing (the turn was not
 # recorded) instead of sealing an older turn.

@@ -234,7 +234,16 @@ class Daemon:
         finally:
             self.connections -= 1
             self.last_activity = time.monotonic()
+            self._abandon(writer)
             writer.close()
+
+    def _abandon(self, connection: asyncio.StreamWriter) -> None:
+        """Cancels what a client that hung up still waits for: a hook that gave up at its
+        deadline said the turn was not recorded, so a capture still queued behind the
+        repository lock must not record it later (a turn then stuck "running")."""
+        for daemon_id, (asked_on, *_rest) in list(self.writer.routes.items()):
+            if asked_on is connection:
+                self.server.protocol.cancel_requested(daemon_id)
 
     def _handle(self, item: bytes | FrameError, writer: asyncio.StreamWriter, pid: int) -> None:
         """One frame: the same answers as `turnback serve`, lifecycle methods excepted."""

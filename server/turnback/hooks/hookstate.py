@@ -37,6 +37,14 @@ def git_dir(start: str) -> Path | None:
     return None
 
 
+def working_dir() -> str | None:
+    """The process's working folder, or None when it was deleted under the hook."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 def work_tree(start: str) -> Path:
     """The top of the work tree holding `start` (the folder itself outside git)."""
     here = Path(os.path.abspath(start))
@@ -51,8 +59,7 @@ def state_dir(cwd: str) -> Path:
     found = git_dir(cwd)
     if found is not None:
         return found / "turnback"
-    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return Path(base) / "turnback"
+    return _user_state_dir()
 
 
 def log_path(cwd: str) -> Path:
@@ -80,22 +87,39 @@ def _note_path(cwd: str, session: str) -> Path:
     return state_dir(cwd) / "hooks" / f"{digest}.json"
 
 
+def _user_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(base) / "turnback"
+
+
 def write_note(cwd: str, session: str, note: dict[str, Any]) -> None:
-    """Records what the session's last "before" hook did (the turn it opened, or its error)."""
-    path = _note_path(cwd, session)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"session": session, **note}), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    """Records what the session's last "before" hook did (the turn it opened, or its error).
+
+    Where `<git dir>/turnback` cannot be written (the reason the capture failed, often),
+    the note goes to the user's state folder, which `find_note` reaches last: the "after"
+    hook must still find the error to tell the user the turn was not recorded."""
+    text = json.dumps({"session": session, "cwd": cwd, **note})
+    digest = _note_path(cwd, session).name
+    for folder in (state_dir(cwd) / "hooks", _user_state_dir() / "hooks"):
+        path = folder / digest
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+            return
+        except OSError:
+            continue
 
 
 def read_note(cwd: str, session: str) -> dict[str, Any] | None:
     """What the session's last "before" hook recorded, or None (no hook opened a turn)."""
+    return _read_note(_note_path(cwd, session), session)
+
+
+def _read_note(path: Path, session: str) -> dict[str, Any] | None:
     try:
-        note = json.loads(_note_path(cwd, session).read_text(encoding="utf-8"))
+        note = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return note if isinstance(note, dict) and note.get("session") == session else None
@@ -114,7 +138,14 @@ def find_note(cwd: str, session: str) -> tuple[dict[str, Any], str] | None:
         seen.add(where)
         note = read_note(str(folder), session)
         if note is not None:
-            opened = note.get("cwd")
-            known = isinstance(opened, str) and os.path.isdir(opened)
-            return note, opened if known else str(folder)  # type: ignore[return-value]
+            return note, _opened_in(note, str(folder))
+    if _user_state_dir() not in seen:  # a note `write_note` could not keep in the git dir
+        note = _read_note(_user_state_dir() / "hooks" / _note_path(cwd, session).name, session)
+        if note is not None:
+            return note, _opened_in(note, cwd)
     return None
+
+
+def _opened_in(note: dict[str, Any], found_in: str) -> str:
+    opened = note.get("cwd")
+    return opened if isinstance(opened, str) and os.path.isdir(opened) else found_in

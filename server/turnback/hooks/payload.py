@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .harnesses import Harness
+from .hookstate import working_dir
 
 #: The engine's session name limit, minus room for the harness prefix.
 _MAX_SESSION_ID = 180
@@ -57,7 +58,11 @@ def first_line(prompt: str) -> str:
     """The prompt's first non-empty line, trimmed and bounded."""
     for line in prompt.splitlines():
         if line.strip():
-            text = " ".join(line.split())
+            # Half an emoji (a lone surrogate from a cut JSON string) is no label's reason
+            # to lose the turn: it becomes U+FFFD, as a decoder would make it.
+            text = (
+                " ".join(line.split()).encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            )
             return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "…"
     return ""
 
@@ -69,7 +74,10 @@ def _cwd(harness: Harness, payload: dict[str, Any]) -> str:
             value = next((v for v in value if isinstance(v, str) and v), None)
         if isinstance(value, str) and value and os.path.isdir(value):
             return value
-    return os.getcwd()
+    here = working_dir()
+    if here is None:
+        raise PayloadError("its working folder was deleted, and the payload names no other")
+    return here
 
 
 def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:

@@ -25,13 +25,21 @@ from .payload import HookCall, PayloadError, map_payload
 #: Seconds a hook may take; under every harness's default hook timeout (Cline's 30 s is
 #: the shortest documented) and the timeouts `turnback hooks install` writes.
 DEFAULT_DEADLINE = 25.0
+#: The longest `TURNBACK_HOOK_TIMEOUT` honoured (a thread join refuses `inf`).
+MAX_DEADLINE = 3600.0
 
 
 def _deadline() -> float:
     try:
-        return max(0.1, float(os.environ.get("TURNBACK_HOOK_TIMEOUT", DEFAULT_DEADLINE)))
+        wanted = float(os.environ.get("TURNBACK_HOOK_TIMEOUT", DEFAULT_DEADLINE))
     except ValueError:
         return DEFAULT_DEADLINE
+    return min(max(0.1, wanted), MAX_DEADLINE)  # nan: 0.1
+
+
+def _here() -> str:
+    """The hook's working folder for its log; the user's state folder's if it was deleted."""
+    return hookstate.working_dir() or os.sep
 
 
 def _describe(error: BaseException) -> str:
@@ -114,7 +122,7 @@ def _work(harness: Harness, event: str, raw: bytes, result: dict[str, Any]) -> N
     try:
         call = map_payload(harness, event, payload)
     except PayloadError as error:
-        where = hookstate.log(os.getcwd(), f"{harness.name} {event}: {error}")
+        where = hookstate.log(_here(), f"{harness.name} {event}: {error}")
         result["warning"] = f"turnback ignored a hook call: {error}" + (
             f" (log: {where})" if where else ""
         )
@@ -135,12 +143,18 @@ def _answer(harness: Harness, event: str, warning: str | None, out: IO[str]) -> 
 
 def run_hook(argv: list[str], stdin: IO[bytes] | None = None, out: IO[str] | None = None) -> int:
     """Runs `turnback hook HARNESS EVENT`; returns 0 on every path."""
-    out = out or sys.stdout
-    stdin = stdin or sys.stdin.buffer
+    try:
+        return _run_hook(argv, stdin or sys.stdin.buffer, out or sys.stdout)
+    except BaseException as error:  # a bug here must not reach the agent either
+        hookstate.log(_here(), f"turnback hook {' '.join(argv)}: internal error: {error!r}")
+        return 0
+
+
+def _run_hook(argv: list[str], stdin: IO[bytes], out: IO[str]) -> int:
     harness = find_harness(argv[0]) if argv else None
     if harness is None or len(argv) != 2 or harness.phase(argv[1]) is None:
         problem = f"turnback hook: unknown harness or event: {' '.join(argv) or '(none)'}"
-        hookstate.log(os.getcwd(), problem)
+        hookstate.log(_here(), problem)
         print(problem, file=sys.stderr)  # a broken config: no harness contract to keep
         return 0
     event = argv[1]
@@ -150,19 +164,23 @@ def run_hook(argv: list[str], stdin: IO[bytes] | None = None, out: IO[str] | Non
         try:
             _work(harness, event, stdin.read(), result)
         except BaseException as error:  # a bug must not reach the agent either
-            where = hookstate.log(os.getcwd(), f"{harness.name} {event}: internal error: {error!r}")
+            where = hookstate.log(_here(), f"{harness.name} {event}: internal error: {error!r}")
             result["warning"] = f"turnback hook failed: {_describe(error)} (log: {where})"
 
     worker = threading.Thread(target=work, name="turnback-hook", daemon=True)
     worker.start()
     worker.join(_deadline())
     if worker.is_alive():
-        where = hookstate.log(
-            result.get("cwd", os.getcwd()),
-            f"{harness.name} {event}: gave up after {_deadline():g} s (the capture was not "
-            "recorded, or will finish without this hook)",
-        )
-        _answer(harness, event, f"turnback timed out and skipped this turn (log: {where})", out)
-        os._exit(0)  # the worker may be stuck in I/O; the repository lock dies with us
+        try:
+            where = hookstate.log(
+                result.get("cwd") or _here(),
+                f"{harness.name} {event}: gave up after {_deadline():g} s (the capture was "
+                "not recorded: a daemon still holding it drops it)",
+            )
+            _answer(harness, event, f"turnback timed out and skipped this turn (log: {where})", out)
+        finally:
+            # The worker may be stuck in I/O, even on stdin (whose lock would make the
+            # interpreter's exit abort): leave now, and the repository lock dies with us.
+            os._exit(0)
     _answer(harness, event, result.get("warning"), out)
     return 0
