@@ -128,6 +128,10 @@ class Engine:
                 yield
             except pygit2.NotFoundError as error:
                 raise ObjectMissing.from_not_found(error) from error
+            except KeyError as error:  # `repo[oid]` of a missing object
+                if not ObjectMissing.names_an_object(error):
+                    raise
+                raise ObjectMissing.from_not_found(error) from error
 
     def locked(self) -> AbstractContextManager[None]:
         """`_locked` for the engine's parts (history/running.py, through the Context)."""

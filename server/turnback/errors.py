@@ -150,16 +150,25 @@ class StorageFailed(RequestFailed):
 
 class ObjectMissing(RequestFailed):
     """An object a timeline names is not in the repository (`.git/objects` edited by hand,
-    or turnback's refs deleted and then `git gc`): the operation stops before it writes."""
+    turnback's refs deleted and then `git gc`, or history rewritten by filter-branch or
+    filter-repo): the operation stops before it writes, and says how to move on."""
+
+    #: A full object id in an error's text (pygit2's KeyError and NotFoundError carry it).
+    OBJECT_ID = re.compile(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b")
+
+    @classmethod
+    def names_an_object(cls, error: Exception) -> bool:
+        return cls.OBJECT_ID.search(str(error)) is not None
 
     @classmethod
     def from_not_found(cls, error: Exception) -> ObjectMissing:
-        found = re.search(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b", str(error))
+        found = cls.OBJECT_ID.search(str(error))
         what = f"object {found.group(0)}" if found else f"an object ({error})"
         return cls(
-            f"The repository is missing {what}, which this turn's snapshot needs: it was "
-            "deleted from .git/objects, or pruned by git gc after turnback's refs were "
-            "removed. Nothing was changed.",
+            f"The repository is missing {what}, which turnback's turns need: it was deleted "
+            "from .git/objects, pruned by git gc after turnback's refs were removed, or its "
+            "history was rewritten (filter-branch, filter-repo). Nothing was changed; "
+            "`turnback prune --keep 0` forgets the session's turns, and captures start afresh.",
             object=found.group(0) if found else None,
         )
 

@@ -8,6 +8,8 @@ the git CLI; the server runs with no git identity and a private data directory
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -16,7 +18,9 @@ import pytest
 from pytest_lsp import LanguageClient
 
 from helpers import (
+    GIT_ENV,
     capture,
+    cli_json,
     git,
     git_run,
     list_turns,
@@ -26,6 +30,7 @@ from helpers import (
     read,
     redo,
     request,
+    run_cli,
     start_server,
     tree_state,
     undo,
@@ -435,3 +440,31 @@ async def test_skipped_reasons_and_tracked_build_dir(tmp_path: Path):
         # Skipped paths are left alone by undo.
         assert (root / "big.bin").read_bytes() == b"x" * 2048
         assert read(root, "nested/inner.txt") == "inner\n"
+
+
+# Ensures history rewritten under turnback's refs (filter-branch --all: the timeline's
+# commits rewritten, the snapshots its record names pruned) is a clear refusal naming the
+# way out, not an internal error, and that `prune --keep 0` then lets captures start afresh.
+def test_history_rewritten_under_turnback_refs(repo: Path):
+    cli_json(repo, "capture", "--label", "t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    git(repo, "commit", "-qam", "the agent's edit")  # filter-branch wants a clean tree
+    subprocess.run(
+        ["git", "filter-branch", "-f", "--index-filter"]
+        + ["git rm -q --cached --ignore-unmatch README.md", "--", "--all"],
+        cwd=repo,
+        env={**GIT_ENV, "FILTER_BRANCH_SQUELCH_WARNING": "1"},
+        capture_output=True,
+        check=True,
+    )
+    shutil.rmtree(repo / ".git" / "refs" / "original")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    for command in ("diff", "undo", "capture"):
+        done = run_cli(repo, command)
+        assert done.returncode == 1, (command, done.stderr)
+        assert "is missing object" in done.stderr and "prune --keep 0" in done.stderr
+    assert cli_json(repo, "prune", "--keep", "0")["removedTurns"]
+    assert cli_json(repo, "capture", "--label", "afresh")["turn"] == 1
+    git(repo, "fsck", "--strict")
