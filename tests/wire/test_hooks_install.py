@@ -111,7 +111,51 @@ def test_json_install_merges_and_uninstall_restores(repo: Path, home: Path, harn
     assert "  installed" in hooks_cli(repo, home, "status").stdout.split(f"{harness} ")[1]
     removed = hooks_cli(repo, home, "uninstall", harness)
     assert removed.returncode == 0, removed.stderr
-    assert json.loads(path.read_text()) == original
+    assert path.read_text() == json.dumps(original, indent=4) + "\n"  # byte for byte
+
+
+# Proves uninstall gives back the user's config byte for byte however install rewrote it
+# (formatting, escapes, a key it added, an empty object), or, edited since, keeps the
+# user's edit and never deletes a file the user had.
+@pytest.mark.parametrize(
+    ("harness", "text"),
+    [
+        ("claude-code", "{}\n"),
+        ("claude-code", '{"hooks": {}}'),
+        ("claude-code", '{"model":"x","env":{"X":"caf\\u00e9"}}'),
+        ("cursor", '{\n  "version": 1\n}\n'),
+        ("cursor", '{"hooks": {"stop": [{"command": "echo bye"}]}}'),
+    ],
+)
+def test_uninstall_gives_back_the_bytes(repo: Path, home: Path, harness: str, text: str):
+    rel, _ = JSON_CONFIGS[harness]
+    path = write(repo, rel, text)
+    assert hooks_cli(repo, home, "install", harness).returncode == 0
+    assert path.read_text() != text
+    assert hooks_cli(repo, home, "uninstall", harness).returncode == 0
+    assert path.read_text() == text
+    hooks_cli(repo, home, "install", harness)
+    edited = json.loads(path.read_text()) | {"mine": True}
+    path.write_text(json.dumps(edited))
+    assert hooks_cli(repo, home, "uninstall", harness).returncode == 0
+    assert json.loads(path.read_text()).get("mine") is True
+
+
+# Proves a number JSON cannot write back (1e400 would become `Infinity`) is refused and
+# the file left alone, and a config that is a symlink stays one while its target gets
+# the hooks and, after uninstall, its bytes back.
+def test_config_edge_cases(repo: Path, home: Path, tmp_path: Path):
+    path = write(repo, ".claude/settings.json", '{"big": 1e400}\n')
+    done = hooks_cli(repo, home, "install", "claude-code")
+    assert done.returncode == 1 and "too large" in done.stderr
+    assert path.read_text() == '{"big": 1e400}\n'
+    path.unlink()
+    dotfiles = write(tmp_path, "dotfiles/settings.json", '{"model": "x"}\n')
+    path.symlink_to(dotfiles)
+    assert hooks_cli(repo, home, "install", "claude-code").returncode == 0
+    assert path.is_symlink() and "turnback" in dotfiles.read_text()
+    assert hooks_cli(repo, home, "uninstall", "claude-code").returncode == 0
+    assert path.is_symlink() and dotfiles.read_text() == '{"model": "x"}\n'
 
 
 # Proves a config turnback cannot parse is reported and never overwritten, by install

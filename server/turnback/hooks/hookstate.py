@@ -59,7 +59,7 @@ def state_dir(cwd: str) -> Path:
     found = git_dir(cwd)
     if found is not None:
         return found / "turnback"
-    return _user_state_dir()
+    return user_state_dir()
 
 
 def log_path(cwd: str) -> Path:
@@ -87,7 +87,7 @@ def _note_path(cwd: str, session: str) -> Path:
     return state_dir(cwd) / "hooks" / f"{digest}.json"
 
 
-def _user_state_dir() -> Path:
+def user_state_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
     return Path(base) / "turnback"
 
@@ -100,7 +100,7 @@ def write_note(cwd: str, session: str, note: dict[str, Any]) -> None:
     hook must still find the error to tell the user the turn was not recorded."""
     text = json.dumps({"session": session, "cwd": cwd, **note})
     digest = _note_path(cwd, session).name
-    for folder in (state_dir(cwd) / "hooks", _user_state_dir() / "hooks"):
+    for folder in (state_dir(cwd) / "hooks", user_state_dir() / "hooks"):
         path = folder / digest
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -139,8 +139,8 @@ def find_note(cwd: str, session: str) -> tuple[dict[str, Any], str] | None:
         note = read_note(str(folder), session)
         if note is not None:
             return note, _opened_in(note, str(folder))
-    if _user_state_dir() not in seen:  # a note `write_note` could not keep in the git dir
-        note = _read_note(_user_state_dir() / "hooks" / _note_path(cwd, session).name, session)
+    if user_state_dir() not in seen:  # a note `write_note` could not keep in the git dir
+        note = _read_note(user_state_dir() / "hooks" / _note_path(cwd, session).name, session)
         if note is not None:
             return note, _opened_in(note, cwd)
     return None

@@ -10,12 +10,14 @@ and never written.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import originals
 from .configs import MARKER, FileTarget, JsonTarget, hook_command, is_our_command, target
 from .harnesses import HARNESSES, Harness
 
@@ -47,7 +49,7 @@ def _load(path: Path) -> dict[str, Any] | None:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=_finite, parse_constant=_not_json)
     except ValueError as error:
         raise ConfigError(f"{path}: not valid JSON ({error}); left unchanged") from None
     if not isinstance(data, dict):
@@ -61,13 +63,29 @@ def _load(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+def _finite(text: str) -> float:
+    """A JSON number Python can write back as it was read (1e400 would come back as
+    `Infinity`, which no harness's JSON parser reads)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is too large to write back unchanged")
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None:
+    """Replaces the file `path` names, through a symlink (a config kept with the user's
+    dotfiles stays a link to them)."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     old_mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.chmod(tmp, mode if mode is not None else (old_mode if old_mode is not None else 0o644))
         os.replace(tmp, path)
     except BaseException:
@@ -167,7 +185,11 @@ def _install_json(spec: JsonTarget, harness: Harness, report: Report) -> None:
     if data is not None and merged == data:
         report.lines.append(f"{spec.path}: already installed, unchanged")
         return
-    _write_atomic(spec.path, _dump(merged))
+    before = spec.path.read_bytes() if data is not None else None
+    text = _dump(merged)
+    _write_atomic(spec.path, text)
+    had_ours = data is not None and _without(data, spec, harness) != data
+    originals.remember(spec.path, before, text, had_ours)
     report.changed = True
     report.lines.append(f"{spec.path}: added turnback hooks ({', '.join(harness.events)})")
 
@@ -182,7 +204,11 @@ def _uninstall_json(spec: JsonTarget, harness: Harness, report: Report) -> None:
         report.lines.append(f"{spec.path}: no turnback hooks, unchanged")
         return
     report.changed = True
-    if remaining in ({}, spec.skeleton):
+    found = originals.restore(spec.path, _write_atomic)
+    if found == originals.RESTORED:
+        report.lines.append(f"{spec.path}: put back as it was before install")
+        return
+    if remaining in ({}, spec.skeleton) and found != originals.EDITED_EXISTED:
         spec.path.unlink()
         report.lines.append(f"{spec.path}: removed (it held only turnback's hooks)")
         return
@@ -237,7 +263,7 @@ def _files_state(spec: FileTarget) -> str:
         return "not installed"
     if len(ours) < len(spec.files):
         return "partly installed"
-    current = all(p.read_text(encoding="utf-8") == t for p, t in spec.files.items())
+    current = all(p.read_text(encoding="utf-8", errors="replace") == t for p, t in spec.files.items())
     return "installed" if current else "installed (another turnback path; reinstall to update)"
 
 
