@@ -97,6 +97,21 @@ def test_the_command_line_reports_a_full_disk_as_storage_failed(small_disk: Path
     assert "No space left on device" in error["message"]
 
 
+# Fails when a new untracked file on a full disk, after a first capture, is reported as
+# files changing: libgit2 refuses that blob with a GitError carrying an earlier call's
+# message ("index does not contain new.bin"), not an OSError.
+def test_a_new_file_on_a_full_disk_is_storage_failed(small_disk: Path):
+    root = make_repo(small_disk / "repo", {"a.txt": "a\n"})
+    assert run_cli(root, "capture", "--session", "s").returncode == 0
+    write(root, "new.bin", os.urandom(50_000))
+    fill(small_disk)
+    done = run_cli(root, "capture", "--session", "s", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["data"]["reason"] == "storageFailed", error
+    assert "No space left on device" in error["message"]
+
+
 # Fails when the server answers a full disk as a bug (InternalError) rather than its
 # documented `storageFailed`, or does not answer the next request once there is room.
 async def test_the_server_reports_a_full_disk_as_storage_failed(small_disk: Path):

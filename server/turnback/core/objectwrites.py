@@ -16,6 +16,8 @@ the file system (a full disk) is `StorageFailed`.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import time
 from collections.abc import Callable
@@ -49,9 +51,12 @@ def pruned_under(error: BaseException) -> bool:
     return "No such file or directory" in text and _LOOSE_OBJECT.search(text) is not None
 
 
-def written(write: Callable[[], T]) -> T:
+def written(write: Callable[[], T], where: str | None = None) -> T:
     """`write()`, again while it loses the race with git's prune; any other refusal of the
-    file system (libgit2 raises OSError: a full disk, say) is `StorageFailed`."""
+    file system (libgit2 raises OSError: a full disk, say) is `StorageFailed`. libgit2 may
+    also report a full disk as a GitError carrying an earlier call's message ("index does
+    not contain ..."): with `where` (the repository), a GitError there on a full file
+    system is `StorageFailed` too, never taken for a file changing."""
     for attempt in range(1, PRUNE_ATTEMPTS + 1):
         try:
             return write()
@@ -59,11 +64,24 @@ def written(write: Callable[[], T]) -> T:
             if attempt == PRUNE_ATTEMPTS or not pruned_under(error):
                 raise StorageFailed.from_os_error(error) from error
             time.sleep(PRUNE_PAUSE * attempt)
+        except pygit2.GitError as error:
+            if where is not None and _no_space(where):
+                full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), where)
+                raise StorageFailed.from_os_error(full) from error
+            raise
     raise AssertionError("unreachable")
 
 
+def _no_space(path: str) -> bool:
+    try:
+        found = os.statvfs(path)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return False
+    return found.f_bavail == 0 or found.f_favail == 0
+
+
 def write_blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
-    return written(lambda: repo.create_blob(data))
+    return written(lambda: repo.create_blob(data), repo.path)
 
 
 def write_blob_from(repo: pygit2.Repository, stream: BinaryIO) -> pygit2.Oid:
@@ -73,7 +91,7 @@ def write_blob_from(repo: pygit2.Repository, stream: BinaryIO) -> pygit2.Oid:
         stream.seek(0)
         return repo.create_blob_fromiobase(stream)
 
-    return written(write)
+    return written(write, repo.path)
 
 
 def write_commit(
@@ -92,4 +110,4 @@ def write_commit(
             raise CommitNotWritten(f"libgit2 reported commit {oid} written, but it is not")
         return oid
 
-    return written(write)
+    return written(write, repo.path)

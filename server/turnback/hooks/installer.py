@@ -263,7 +263,9 @@ def _files_state(spec: FileTarget) -> str:
         return "not installed"
     if len(ours) < len(spec.files):
         return "partly installed"
-    current = all(p.read_text(encoding="utf-8", errors="replace") == t for p, t in spec.files.items())
+    current = all(
+        p.read_text(encoding="utf-8", errors="replace") == t for p, t in spec.files.items()
+    )
     return "installed" if current else "installed (another turnback path; reinstall to update)"
 
 
