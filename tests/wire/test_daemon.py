@@ -454,3 +454,17 @@ def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemo
     wait_for(lambda: "answered snapshot/capture" in daemon_log(repo), what="the capture's end")
     assert cli_json(repo, "list")["turns"] == []
     assert capture(repo, "--label", "next")[1]["turn"] == 1  # still serving
+
+
+# Proves a directory standing where the daemon's socket goes is set aside (never deleted)
+# and the daemon serves, instead of crashing at every start while hooks fall back.
+def test_directory_in_the_sockets_place(repo: Path, stop_daemons):
+    cli_json(repo, "capture", "--label", "warm")
+    in_the_way = daemon_dir(repo) / "sock"
+    write(repo, ".git/turnback/daemon/sock/kept.txt", "someone's\n")
+    start_daemon(repo)
+    wait_warm(repo)
+    pid, turn, _err = capture(repo, "--label", "through the daemon")
+    assert served(repo, pid) and turn["turn"] == 2
+    [aside] = daemon_dir(repo).glob("sock.in-the-way-*")
+    assert (aside / "kept.txt").read_text() == "someone's\n" and in_the_way.is_socket()

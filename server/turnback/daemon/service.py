@@ -180,8 +180,16 @@ class Daemon:
         dir_fd = os.open(self.location.dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)  # stale, or planted by someone else: never trusted
-                logger.info("replaced a stale socket")
+                try:
+                    os.unlink(path)  # stale, or planted by someone else: never trusted
+                    logger.info("replaced a stale socket")
+                except OSError:
+                    if not os.path.isdir(path) or os.path.islink(path):
+                        raise
+                    # A directory: set aside, never deleted (it may hold someone's files).
+                    aside = f"{path}.in-the-way-{int(time.time())}"
+                    os.rename(path, aside)
+                    logger.warning("moved a directory in the socket's place to %s", aside)
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             old_umask = os.umask(0o177)
             try:
