@@ -68,3 +68,21 @@ def test_undo_of_a_turn_that_made_a_fifo_never_blocks(tmp_path: Path):
     assert "pipe" in {k["path"] for k in json.loads(done.stdout)["kept"]}
     assert stat.S_ISFIFO(os.lstat(repo / "pipe").st_mode)
     assert (repo / "b.txt").read_text() == "b\n"
+
+
+# Ensures an undo that must put a file back where the turn made a directory, in which the
+# user has since added a file, keeps that directory (reported `blocked` by the user's file)
+# and does the rest, where it used to fail whole with "directory not empty" even forced.
+def test_undo_keeps_a_directory_the_user_added_to(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"x": "a file\n", "b.txt": "b\n"})
+    cli_json(repo, "capture", "--label", "turn")
+    (repo / "x").unlink()
+    write(repo, "x/a", "the agent's\n")
+    write(repo, "b.txt", "agent\n")
+    cli_json(repo, "capture", "--phase", "after")
+    write(repo, "x/mine", "the user's\n")
+    undone = cli_json(repo, "undo")
+    assert undone["kept"] == [{"path": "x", "reason": "blocked", "by": "x/mine"}]
+    assert sorted(f["path"] for f in undone["files"]) == ["b.txt", "x/a"]
+    assert (repo / "x/mine").read_text() == "the user's\n" and not (repo / "x/a").exists()
+    assert (repo / "b.txt").read_text() == "b\n"

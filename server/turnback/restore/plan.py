@@ -101,6 +101,10 @@ def make_plan(
             # Something that is not ours to remove stands where a directory must be.
             plan.kept.append(KeptFile(path, "blocked", blocker))
             continue
+        if target is not None and (stray := _left_below(full, path, moves)):
+            # A directory stands where the file goes, holding what the plan does not remove.
+            plan.kept.append(KeptFile(path, "blocked", stray))
+            continue
         plan.writes[path] = target
         if target is None:
             plan.actions.append(FileAction(path, DELETED))
@@ -134,6 +138,25 @@ def _blocking_parent(
         if planned_delete and entry_at(current, parent) is not None:
             return None
         return parent
+    return None
+
+
+def _left_below(
+    full: str, path: str, moves: dict[str, tuple[Entry | None, Entry | None]]
+) -> str | None:
+    """Where a real directory stands at `path`: the first entry below it the plan does not
+    delete (a file the user added there since), which the writer could not remove to put a
+    file in its place. None when nothing is there, or the plan deletes all of it."""
+    if not os.path.isdir(full) or os.path.islink(full):
+        return None
+    for folder, dirs, files in os.walk(full):
+        rel = path + folder[len(full) :].replace(os.sep, "/")
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            below = f"{rel}/{name}"
+            if below not in moves or moves[below][1] is not None:
+                return below
+        if not dirs and not files and folder != full:
+            return rel  # an empty folder the user made: the writer removes only its own
     return None
 
 
