@@ -458,3 +458,16 @@ def test_split_index_is_refused_with_the_fix_named(tmp_path: Path):
     assert cli_json(fresh, "capture")["turn"] == 1
     assert cli_json(root, "undo")["turnsUndone"] == 1
     assert (root / "a.txt").read_text() == "a\n"
+
+
+# Proves the scan threads' own handles (a repository of 5,000 tracked files or more) see the
+# same work tree as the workspace where `.git` is a gitdir file or a symlink: opened by the
+# git directory, libgit2 would take that directory's parent.
+@pytest.mark.parametrize("build", [build_separate_git_dir, build_git_symlink])
+def test_scan_handles_see_the_work_tree(build: Callable[[Path], Path], tmp_path: Path):
+    from turnback.core.repository import open_workspace
+
+    root = build(tmp_path)
+    ws = open_workspace(root)
+    assert Path(ws.repo.workdir).resolve() == root.resolve()
+    assert Path(ws.open_again().workdir).resolve() == root.resolve()

@@ -51,8 +51,9 @@ class WorkspaceRepo:
         """A second handle on the same repository and work tree, for a scan thread: its
         own index is empty, as a scan diffs the private index and never needs the user's."""
         repo = pygit2.Repository(self.repo.path)
-        if self.shadow:
-            repo.workdir = str(self.root)
+        # Opened by its git directory: libgit2 would guess that directory's parent for the
+        # work tree (a shadow repository's, or one whose `.git` is a file or a symlink).
+        repo.workdir = str(self.root)
         use_empty_index(repo)
         return repo
 
