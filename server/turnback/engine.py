@@ -30,6 +30,7 @@ from .history.prune import parse_age
 from .history.prune import prune as prune_timelines
 from .history.recording import open_turn, seal_turn
 from .history.timeline import MAX_SESSION_LENGTH, Timeline, TimelineStore, TurnRecord, now_rfc3339
+from .history.worktrees import claim_refs
 from .hooks.hints import add_agent_hint
 from .restore import recovery
 from .restore import rescue as rescued_versions
@@ -97,6 +98,8 @@ class Engine:
         )
         self.restorer = Restorer(self.ctx)
         self.unpacking = Unpacking(self.scanner)
+        #: Whether this worktree's refs were claimed from a removed namesake (worktrees.py).
+        self._worktree_claimed = False
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -123,6 +126,12 @@ class Engine:
             for lock_path in self.scanner.lock_paths():  # the root's among them
                 locks.enter_context(repository_lock(lock_path))
             self.scanner.release_deleted_packs()
+            if not self._worktree_claimed:
+                if claim_refs(self.ws):
+                    self.ctx.recovered.append(
+                        "turnback set aside the turns of an earlier worktree of this name"
+                    )
+                self._worktree_claimed = True
             recovery.recover(self.ctx)
             try:
                 yield

@@ -468,3 +468,26 @@ def test_history_rewritten_under_turnback_refs(repo: Path):
     assert cli_json(repo, "prune", "--keep", "0")["removedTurns"]
     assert cli_json(repo, "capture", "--label", "afresh")["turn"] == 1
     git(repo, "fsck", "--strict")
+
+
+# Ensures a linked worktree made with the name of a removed one starts with no turns: the
+# removed one's timeline is set aside under refs/turnback/retired/ (nothing lost), where an
+# undo in the new worktree used to delete a file it had never made.
+def test_worktree_reusing_a_removed_ones_name_starts_afresh(repo: Path, tmp_path: Path):
+    linked = tmp_path / "feat"
+    git(repo, "worktree", "add", "-q", "-b", "feat", str(linked))
+    cli_json(linked, "capture", "--label", "agent: add app2.py")
+    write(linked, "app2.py", "print('app')\n")
+    cli_json(linked, "capture", "--phase", "after")
+    git(linked, "add", "app2.py")
+    git(linked, "commit", "-qm", "app2")
+    git(repo, "worktree", "remove", str(linked))
+    git(repo, "worktree", "add", "-q", "-b", "other", str(linked), "feat")
+    assert cli_json(linked, "list")["turns"] == []
+    done = run_cli(linked, "undo")
+    assert done.returncode == 0 and "Nothing to undo" in done.stdout
+    assert (linked / "app2.py").read_text() == "print('app')\n"
+    retired = git(repo, "for-each-ref", "--format=%(refname)", "refs/turnback/retired/")
+    assert "/sessions/default" in retired
+    cli_json(linked, "capture", "--label", "new")
+    assert [t["label"] for t in cli_json(linked, "list")["turns"]] == ["new"]
