@@ -99,3 +99,32 @@ def test_hooks_seal_the_workspace_turn_from_inside_a_member(tmp_path: Path, root
     listing = cli_json(ws, "list")
     assert listing["turns"][0]["sealed"], listing
     assert [r["path"] for r in listing["turns"][0]["repositories"]] == ["api", "web"]
+
+
+# Proves a git directory inside the workspace that is not named `.git` (a local bare remote
+# the agent pushes to, a member's --separate-git-dir) is reported and never captured or
+# written: undo puts the member's file back and leaves the bare repository's branch and
+# the pushed commit where they are, where it used to rewind one and delete the other.
+def test_git_directories_in_the_workspace_are_left_alone(tmp_path: Path):
+    folder = tmp_path / "folder"
+    git(tmp_path, "init", "-q", "--bare", str(folder / "origin.git"))
+    git(tmp_path, "clone", "-q", str(folder / "origin.git"), str(folder / "app"))
+    write(folder, "app/f.txt", "v1\n")
+    git(folder / "app", "add", "-A")
+    git(folder / "app", "commit", "-qm", "v1")
+    git(folder / "app", "push", "-q", "origin", "HEAD")
+    git(tmp_path, "init", "-q", "--separate-git-dir", str(folder / "c.git"), str(folder / "c"))
+    opened = cli_json(folder, "capture", "--label", "t1")
+    reported = {s["path"]: s["reason"] for s in opened["skipped"]}
+    assert reported == {"origin.git": "nestedRepository", "c.git": "nestedRepository"}
+    write(folder, "app/f.txt", "v2\n")
+    git(folder / "app", "commit", "-qam", "v2")
+    git(folder / "app", "push", "-q", "origin", "HEAD")
+    pushed = git(folder / "origin.git", "rev-parse", "HEAD").strip()
+    bare_state = tree_state(folder / "origin.git")
+    cli_json(folder, "capture", "--phase", "after")
+    undone = cli_json(folder, "undo")
+    assert [f["path"] for f in undone["files"]] == ["app/f.txt"]
+    assert (folder / "app/f.txt").read_text() == "v1\n"
+    assert git(folder / "origin.git", "rev-parse", "HEAD").strip() == pushed
+    assert tree_state(folder / "origin.git") == bare_state

@@ -19,6 +19,17 @@ def holds_repository(folder: Path | str) -> bool:
     return os.path.lexists(os.path.join(folder, ".git"))
 
 
+def is_git_directory(folder: Path | str) -> bool:
+    """Whether `folder` is itself a git directory (a bare repository, or the git directory
+    of a work tree elsewhere, `--separate-git-dir`), by git's own test: `HEAD`, `objects/`
+    and `refs/`. Its files are the repository's, never a work tree's to capture or write."""
+    return (
+        os.path.isfile(os.path.join(folder, "HEAD"))
+        and os.path.isdir(os.path.join(folder, "objects"))
+        and os.path.isdir(os.path.join(folder, "refs"))
+    )
+
+
 def under_real_dirs(root: Path | str, path: str) -> bool:
     """False when a parent of `path` is a symlink or not a directory: nothing of the work
     tree's is really at that path, and looking there would follow a link."""

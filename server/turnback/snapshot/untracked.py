@@ -18,7 +18,7 @@ import pygit2
 
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
-from ..core.worktree import holds_repository
+from ..core.worktree import holds_repository, is_git_directory
 from ..errors import WorkspaceTooLarge
 
 TOO_LARGE = "tooLarge"
@@ -112,6 +112,8 @@ class UntrackedPolicy:
             elif holds_repository(self.root / rel_dir):
                 reason = SUBMODULE if self.is_submodule(rel_dir) else NESTED_REPOSITORY
                 verdict = Skipped(rel_dir, reason)
+            elif is_git_directory(self.root / rel_dir):  # a bare repository, say origin.git
+                verdict = Skipped(rel_dir, NESTED_REPOSITORY)
             elif not self.plain_folder:
                 top = self._top_untracked_dir(parts + ["x"])
                 if top is not None and "/".join(parts[:top]) == rel_dir:
@@ -188,6 +190,7 @@ class UntrackedPolicy:
                         entry.name not in self._excluded
                         and not self.ignored(rel + "/")
                         and not holds_repository(self.root / rel)
+                        and not is_git_directory(self.root / rel)
                     ):
                         stack.append(rel)
                 elif not self.ignored(rel):
