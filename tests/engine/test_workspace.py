@@ -324,3 +324,25 @@ def test_overlapping_workspaces_capture_at_once(tmp_path: Path):
     for thread in threads:
         thread.join(120)
     assert not any(thread.is_alive() for thread in threads) and not errors, errors
+
+
+# Ensures files that were in a folder before the turn made it a repository (`git init`
+# over the user's docs/) come back with the undo, while the new repository (its .git and
+# the files the turn added) stays.
+def test_files_from_before_a_repository_was_made_around_them(tmp_path: Path):
+    root = make_repo(tmp_path / "app", {"readme.txt": "r\n"})
+    write(root, "docs/a.md", "user A\n")
+    write(root, "docs/b.md", "user B, precious\n")
+    engine = Engine(str(root))
+    engine.capture(label="t")
+    docs = make_repo(root / "docs")  # the agent's git init and first commit
+    write(root, "docs/a.md", "agent rewrote\n")
+    (root / "docs/b.md").unlink()
+    write(root, "docs/new.md", "agent's\n")
+    engine.capture(phase="after")
+    result = to_wire(engine.undo())
+    assert {"path": "docs", "reason": "repositoryCreated"} in result["kept"]
+    assert (root / "docs/a.md").read_text() == "user A\n"
+    assert (root / "docs/b.md").read_text() == "user B, precious\n"
+    assert (root / "docs/new.md").read_text() == "agent's\n" and (docs / ".git").is_dir()
+    engine.close()

@@ -105,7 +105,10 @@ class Restorer:
         current = self.ctx.repo[snap.tree]
         held: set[str] = set()
         for path in [p for p in moves if is_held(p, created or [])]:
-            if entry_at(current, path) != moves[path][1]:
+            if moves[path][1] is not None:
+                continue  # there before the turns (the user's, say, in a folder the agent
+                # ran `git init` in): put back like any file; the repository stays
+            if entry_at(current, path) is not None:
                 held.add(is_held(path, created or []))  # type: ignore[arg-type]
             del moves[path]
         rules = self._target_rules(steps[-1].target, moves)
