@@ -318,8 +318,14 @@ class Engine:
             end = self.ctx.end_tree(timeline, turn)
             if end is not None and entry_at(end, path) == start:
                 return None
+            if start is None and end is None and self._never_captured(path):
+                return None  # a turn still open did not make what no snapshot would hold
             data = self.repo[pygit2.Oid(hex=start.oid)].data if start else None
             return turn.to_result(timeline.session), data
+
+    def _never_captured(self, path: str) -> bool:
+        """A path no capture holds: inside a `.git`, or ignored and untracked."""
+        return ".git" in path.split("/") or self.scanner.ignored_untracked(path)
 
     def sessions_state(self) -> dict[str, str]:
         """Session → last update time, to notice changes made by any process."""

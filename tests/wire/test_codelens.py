@@ -142,6 +142,20 @@ async def test_no_lenses_on_unchanged_file(client, repo: Path):
     assert await code_lenses(client, uri) == []
 
 
+# Ensures no lens claims the agent wrote what no snapshot holds while its turn is open (an
+# ignored file the user has open, a file in .git), whose "Revert hunk" emptied the buffer;
+# and that a lens request for a closed file that is gone answers no lenses, not -32603.
+async def test_no_lenses_on_what_no_turn_holds(client, repo: Path):
+    write(repo, "debug.log", "the user's own log\n")
+    await agent_turn(client, repo)
+    for rel in ("debug.log", ".git/HEAD"):
+        uri = open_document(client, repo / rel, read(repo, rel), "plaintext")
+        assert await code_lenses(client, uri) == [], rel
+    gone = (repo / "src/app.py").as_uri()
+    (repo / "src/app.py").unlink()
+    assert await code_lenses(client, gone) == []
+
+
 # Ensures the codeLens setting set to false turns lenses off.
 async def test_code_lens_setting_false_gives_no_lenses(no_lens_client, repo: Path):
     client = no_lens_client

@@ -28,6 +28,7 @@ from helpers import (
     read,
     redo,
     request,
+    start_server,
     to_plain,
     tree_state,
     undo,
@@ -467,6 +468,22 @@ async def test_unsaved_editor_changes_conflict(client, repo: Path):
     assert data["files"] == ["README.md"]
     assert read(repo, "README.md") == "agent\n"
     assert (await list_turns(client))["canRedo"] is False
+
+
+# Ensures the unsaved-changes check holds for a folder the editor opened by a symlinked
+# path: its documents' URIs name the link, where the workspace's root is resolved, and the
+# undo used to overwrite the unsaved file without a conflict.
+async def test_unsaved_changes_conflict_through_a_symlinked_folder(repo: Path, tmp_path: Path):
+    link = tmp_path / "linked-project"
+    link.symlink_to(repo)
+    async with start_server(link) as client:
+        await capture(client)
+        write(repo, "README.md", "agent\n")
+        uri = open_document(client, link / "README.md", "agent\n", "markdown")
+        edit_unsaved(client, uri, "unsaved edit\n")
+        data = await expect_conflict(client, "snapshot/undo")
+        assert data["files"] == ["README.md"]
+        assert read(repo, "README.md") == "agent\n"
 
 
 # Ensures a file undo writes into a setgid directory gets that directory's group, as a

@@ -8,6 +8,7 @@ stall the server.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +37,10 @@ def relative_path(root: Path, path: Any) -> str:
         path = to_fs_path(path) or ""
     candidate = Path(path)
     full = candidate if candidate.is_absolute() else root / candidate
+    if not _inside(full, root):
+        # Reached through a symlink (an editor that opened the folder by a linked path):
+        # its folders resolved, the file itself kept, as a link is a file of the tree.
+        full = Path(os.path.realpath(full.parent)) / full.name
     parts: list[str] = []
     for part in full.parts[len(root.parts) :] if _inside(full, root) else [None]:  # type: ignore[list-item]
         if part is None or part == "..":

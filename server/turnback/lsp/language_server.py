@@ -22,6 +22,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__
 from ..config import Settings, settings_from_json
 from ..core import memory
+from ..diff.turndiff import relative_path
 from ..engine import Engine
 from ..errors import InvalidParams, NoWorkspace, StorageFailed, TurnbackError
 from ..wire import error_code, error_data, to_wire
@@ -153,16 +154,18 @@ class TurnbackServer(LanguageServer):
         root = engine.ws.root
         for uri, document in list(self.workspace.text_documents.items()):
             path = to_fs_path(uri)
-            if not path or not Path(path).is_relative_to(root):
+            if not path or self.clean_versions.get(uri) == document.version:
                 continue
-            if self.clean_versions.get(uri) == document.version:
-                continue
+            try:
+                rel = relative_path(root, path)  # also through a symlinked folder
+            except InvalidParams:
+                continue  # another folder's document
             try:
                 on_disk = Path(path).read_bytes()
             except OSError:
                 on_disk = None
             if on_disk != document.source.encode():
-                dirty.add(Path(path).relative_to(root).as_posix())
+                dirty.add(rel)
         return frozenset(dirty)
 
     # ---- telling the client ------------------------------------------------------------

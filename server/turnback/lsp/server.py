@@ -230,7 +230,11 @@ async def code_lens(ls: TurnbackServer, params: types.CodeLensParams) -> list[ty
         if found is None:
             return []
         turn, before = found
-        text = ls.workspace.get_text_document(uri).source
+        try:
+            # An unopened document is read from disk: gone, a folder, not UTF-8: no lenses.
+            text = ls.workspace.get_text_document(uri).source
+        except (OSError, ValueError):
+            return []
         return codelens.lenses(uri, rel, before, text, turn, ls.workspace_uri(engine))
 
     return await asyncio.to_thread(work)
