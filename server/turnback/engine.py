@@ -63,7 +63,27 @@ def check_session(session: Any) -> str | None:
     return session
 
 
-def _check_capture(phase: Any, label: Any, turn: Any) -> None:
+#: How deeply a turn's metadata may nest: an agent's ids and indexes need a few levels,
+#: and every front must be able to send it back (pygls's serializer recurses per level and
+#: failed near 400, so the answer, and every later one naming the turn, never came).
+MAX_METADATA_DEPTH = 64
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend(
+                (child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def _check_capture(phase: Any, label: Any, turn: Any, metadata: Any = None) -> None:
+    if metadata is not None and _depth(metadata) > MAX_METADATA_DEPTH:
+        raise InvalidParams("metadata", f"must nest at most {MAX_METADATA_DEPTH} levels deep")
     if phase not in ("before", "after"):
         raise InvalidParams("phase", 'must be "before" or "after"')
     if label is not None and not isinstance(label, str):
@@ -233,7 +253,7 @@ class Engine:
         turn: int | str | None = None,
     ) -> Turn:
         """A new turn ("before"), or the newest active turn sealed ("after")."""
-        _check_capture(phase, label, turn)
+        _check_capture(phase, label, turn, metadata)
         with self._watch_setup.capture(), self._locked():
             name = self.resolve_session(session)
             timeline = self.store.load(name) or Timeline(session=name)

@@ -7,6 +7,7 @@ real git repository in tmp_path.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from pathlib import Path
 
@@ -251,6 +252,7 @@ BAD_INPUTS = [
     ("snapshot/prune", {"keep": 1, "rescued": "yes"}, "rescued"),
     ("snapshot/prune", {"olderThan": 5}, "olderThan"),
     ("snapshot/rescue", {"id": 5}, "id"),
+    ("snapshot/capture", {"metadata": {"deep": json.loads("[" * 64 + "]" * 64)}}, "metadata"),
 ]
 
 
@@ -283,6 +285,16 @@ async def test_rejected_capture_records_no_turn(client):
     assert listing["turns"] == []
     turn = await call(client, "snapshot/capture", {"label": "ok"})
     assert turn["turn"] == 1
+
+
+# Ensures metadata as deep as the engine takes (64 levels) is answered and listed back as
+# sent: at about 400 levels pygls could not send the answer, and every later answer naming
+# the turn never came.
+async def test_deepest_metadata_taken_round_trips(client):
+    metadata = {"deep": json.loads("[" * 63 + "]" * 63)}
+    turn = await call(client, "snapshot/capture", {"metadata": metadata})
+    assert turn["metadata"] == metadata
+    assert (await call(client, "snapshot/list", {}))["turns"][0]["metadata"] == metadata
 
 
 # ---- 4 no open turn --------------------------------------------------------------------------
