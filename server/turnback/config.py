@@ -171,9 +171,10 @@ def _convert(name: str, value: Any, spec: dataclasses.Field) -> Any:
     raise ValueError(f"unsupported setting {name}")  # pragma: no cover - a new field's type
 
 
-def settings_from_json(data: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
-    """Settings from a `turnback` JSON section, and a warning per value that was ignored."""
-    settings = base or Settings()
+def settings_from_json(data: Any) -> tuple[Settings, list[str]]:
+    """Settings from a whole `turnback` JSON section (what it leaves out, or a value that
+    is refused, keeps its default), and a warning per value that was ignored."""
+    settings = Settings()
     if data is None:
         return settings, []
     if not isinstance(data, dict):

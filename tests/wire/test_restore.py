@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
@@ -484,6 +485,24 @@ async def test_unsaved_changes_conflict_through_a_symlinked_folder(repo: Path, t
         data = await expect_conflict(client, "snapshot/undo")
         assert data["files"] == ["README.md"]
         assert read(repo, "README.md") == "agent\n"
+
+
+# Ensures a setting changed to a value it refuses takes its default, as its one warning
+# says, where the value before stayed in force (here a file limit of 1 that refused every
+# capture until a restart), and that a setting the client drops is the default again.
+async def test_refused_or_dropped_setting_is_the_default(repo: Path):
+    async with start_server(repo, snapshotFileLimit=1) as client:
+        with pytest.raises(JsonRpcException) as refused:
+            await capture(client)
+        assert to_plain(refused.value.data)["reason"] == "workspaceTooLarge"
+        for section in ({"snapshotFileLimit": "oops"}, {}):
+            client.set_configuration(section, section="turnback")
+            client.workspace_did_change_configuration(
+                types.DidChangeConfigurationParams(settings={"turnback": section})
+            )
+            assert (await capture(client))["state"] == "active", section
+        warnings = [m.message for m in client.messages if "snapshotFileLimit" in m.message]
+        assert len(warnings) == 1 and "using default" in warnings[0]
 
 
 # Ensures a file undo writes into a setgid directory gets that directory's group, as a

@@ -49,6 +49,8 @@ class TurnbackServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("turnback", __version__, protocol_cls=TurnbackProtocol, max_workers=4)
         self.settings = Settings()
+        #: The warnings shown for the current settings (`apply_settings`).
+        self._shown_warnings: set[str] = set()
         self.engines: dict[str, Engine] = {}
         self._engines_lock = threading.Lock()
         #: One lock per folder whose engine is being made: only that folder's requests wait.
@@ -120,15 +122,24 @@ class TurnbackServer(LanguageServer):
         return from_fs_path(str(engine.ws.root)) or str(engine.ws.root)
 
     def apply_settings(self, data: Any) -> None:
+        """Settings from a client's whole `turnback` section: a key it leaves out, or one
+        whose value is refused, is the default again (not the value it had before). A
+        client with nothing to say (None) keeps the current settings; a warning already
+        shown for the same section is not shown again (the notification and the fetch
+        that follows it carry the same one)."""
         if isinstance(data, dict) and isinstance(data.get("turnback"), dict):
             data = data["turnback"]
-        self.settings, warnings = settings_from_json(data, self.settings)
+        if data is None:
+            return
+        self.settings, warnings = settings_from_json(data)
         for engine in self.open_engines():
             engine.settings = self.settings
         for warning in warnings:
-            self.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
-            )
+            if warning not in self._shown_warnings:
+                self.window_show_message(
+                    types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
+                )
+        self._shown_warnings = set(warnings)
 
     async def fetch_configuration(self) -> None:
         caps = self.client_capabilities.workspace
