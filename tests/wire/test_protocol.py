@@ -429,6 +429,28 @@ async def test_cancelled_capture_is_all_or_nothing(client, repo: Path):
     assert (await call(client, "snapshot/list", {}))["turns"][0]["id"] == fresh["id"]
 
 
+# Ensures the Cancel button of a capture's progress (`window/workDoneProgress/cancel`, sent
+# once the progress began) cancels the capture as `$/cancelRequest` does: no turn.
+async def test_progress_cancel_button_cancels_the_capture(client, repo: Path):
+    for n in range(3000):
+        write(repo, f"many/f{n}.txt", f"{n}\n")
+    token = "capture-progress"
+    future = client.protocol.send_request(
+        "snapshot/capture", {"label": "cancelled", "workDoneToken": token}
+    )
+    for _ in range(200):
+        if client.progress_reports.get(token):
+            break
+        await asyncio.sleep(0.02)
+    client.protocol.notify(
+        types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=token)
+    )
+    with pytest.raises(JsonRpcException) as cancelled:
+        await asyncio.wait_for(asyncio.wrap_future(future), TIMEOUT)
+    assert cancelled.value.code == REQUEST_CANCELLED
+    assert (await call(client, "snapshot/list", {}))["turns"] == []
+
+
 # Ensures undo and redo can name a turn: every turn down to (up to) it, never a guessed count.
 async def test_undo_and_redo_to_a_turn(client, repo: Path):
     turns = []

@@ -49,6 +49,8 @@ class TurnbackServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("turnback", __version__, protocol_cls=TurnbackProtocol, max_workers=4)
         self.settings = Settings()
+        #: Progress tokens shown to the client -> the request each belongs to (progress.py).
+        self.progress_requests: dict[Any, Any] = {}
         #: The warnings shown for the current settings (`apply_settings`).
         self._shown_warnings: set[str] = set()
         self.engines: dict[str, Engine] = {}
@@ -216,7 +218,9 @@ class TurnbackServer(LanguageServer):
             params = Params(raw)
             engine = await asyncio.to_thread(self.engine_for, params.string("workspace"))
             if progress_title:
-                progress = Progress(self, progress_title, params.token())
+                progress = Progress(
+                    self, progress_title, params.token(), msg_id, self.progress_requests
+                )
                 progress.start()
 
             def cancelled() -> bool:

@@ -19,10 +19,22 @@ SHOW_AFTER_SECONDS = 0.3
 
 
 class Progress:
-    def __init__(self, ls: LanguageServer, title: str, token: Any | None) -> None:
+    """One request's progress; its Cancel button (`window/workDoneProgress/cancel`) cancels
+    the request, as `$/cancelRequest` does: `requests` maps each shown token to its id."""
+
+    def __init__(
+        self,
+        ls: LanguageServer,
+        title: str,
+        token: Any | None,
+        request_id: Any = None,
+        requests: dict[Any, Any] | None = None,
+    ) -> None:
         self.ls = ls
         self.title = title
         self.token = token
+        self.request_id = request_id
+        self.requests = requests if requests is not None else {}
         self.loop = asyncio.get_running_loop()
         self.started = False
         self.finished = False
@@ -54,6 +66,8 @@ class Progress:
 
     def _begin(self) -> None:
         self.started = True
+        if self.request_id is not None:
+            self.requests[self.token] = self.request_id
         self.ls.work_done_progress.begin(
             self.token, types.WorkDoneProgressBegin(title=self.title, cancellable=True)
         )
@@ -72,6 +86,7 @@ class Progress:
 
     def finish(self, message: str = "Done") -> None:
         self.finished = True
+        self.requests.pop(self.token, None)
         if self._delayed is not None:
             self._delayed.cancel()
         if self.started:

@@ -194,6 +194,15 @@ async def on_configuration(ls: TurnbackServer, params: types.DidChangeConfigurat
     ls.refresh_lenses()
 
 
+@feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+def on_progress_cancel(ls: TurnbackServer, params: types.WorkDoneProgressCancelParams) -> None:
+    """The progress notification's Cancel button: the request is cancelled as by
+    `$/cancelRequest` (a capture records nothing; it is the only request with progress)."""
+    request_id = ls.progress_requests.get(params.token)
+    if request_id is not None:
+        ls.protocol.cancel_requested(request_id)
+
+
 @feature(types.TEXT_DOCUMENT_DID_OPEN)
 def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.clean_versions[params.text_document.uri] = params.text_document.version
