@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -22,7 +23,14 @@ from .core.locking import repository_lock
 from .core.repository import WorkspaceRepo, open_workspace
 from .core.treeops import entry_at
 from .diff import turndiff
-from .errors import Cancelled, InvalidParams, NoOpenTurn, ObjectMissing, RequestFailed
+from .errors import (
+    Cancelled,
+    InvalidParams,
+    NoOpenTurn,
+    NoWorkspace,
+    ObjectMissing,
+    RequestFailed,
+)
 from .history import running
 from .history.context import CancelCheck, Context, RestoreOptions
 from .history.journal import Journal
@@ -142,6 +150,7 @@ class Engine:
         An object missing from the repository is a clear refusal, not an internal error: a
         restore maps one it meets while writing to `RestoreFailed` after rolling back, so
         whatever reaches here was met before anything was written."""
+        self._check_still_there()
         with ExitStack() as locks:
             for lock_path in self.scanner.lock_paths():  # the root's among them
                 locks.enter_context(repository_lock(lock_path))
@@ -161,6 +170,17 @@ class Engine:
                 if not ObjectMissing.names_an_object(error):
                     raise
                 raise ObjectMissing.from_not_found(error) from error
+
+    def _check_still_there(self) -> None:
+        """The workspace folder (and its repository) deleted under a long-lived engine: say
+        so, rather than recreate `.git/turnback` in a folder the user removed, or call the
+        objects it lost missing."""
+        git_dir = None if self.ws.shadow else Path(self.ws.repo.path)
+        if not self.ws.root.is_dir() or (git_dir is not None and not git_dir.is_dir()):
+            raise NoWorkspace(
+                f"The workspace folder {self.ws.root} (or its repository) no longer exists; "
+                "nothing was changed."
+            )
 
     def locked(self) -> AbstractContextManager[None]:
         """`_locked` for the engine's parts (history/running.py, through the Context)."""

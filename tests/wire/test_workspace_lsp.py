@@ -4,11 +4,25 @@ file inside a nested repository, undo and redo with workspace-relative paths."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
-from helpers import capture, list_turns, redo, request, start_server, tree_state, undo, write
+from helpers import (
+    capture,
+    list_turns,
+    make_repo,
+    redo,
+    request,
+    start_server,
+    to_plain,
+    tree_state,
+    undo,
+    write,
+)
 from helpers.workspace import repo_git_state, two_repo_folder
 
 LENS_TITLES = ["Agent turn 1", "Undo turn", "Revert hunk", "Show diff"]
@@ -54,3 +68,20 @@ async def test_server_on_a_folder_of_repositories(tmp_path: Path):
         await redo(client)
         assert tree_state(ws) == after
         assert {r: repo_git_state(ws / r) for r in ("api", "web")} == git_after
+
+
+# Ensures a workspace folder deleted while the server has it open is answered noWorkspace
+# and never recreated: the server used to write `.git/turnback` back into the deleted
+# folder within seconds, and call the objects it lost missing (advising a prune).
+async def test_deleted_workspace_folder_is_not_recreated(tmp_path: Path):
+    root = make_repo(tmp_path / "gone", {"a.txt": "1\n"})
+    async with start_server(root) as client:
+        await request(client, "snapshot/capture", {})
+        shutil.rmtree(root)
+        await asyncio.sleep(2.5)  # the timeline watcher looks every second
+        for method in ("snapshot/list", "snapshot/undo", "snapshot/capture"):
+            with pytest.raises(JsonRpcException) as refused:
+                await request(client, method, {})
+            assert to_plain(refused.value.data) == {"reason": "noWorkspace"}, method
+        assert not root.exists()
+    assert not root.exists()
