@@ -311,6 +311,22 @@ async def test_after_capture_without_open_turn(client):
 # ---- 5, 6 protocol robustness ----------------------------------------------------------------
 
 
+# Ensures odd notifications (a change to a document never opened, a cancel whose id is no
+# request's) are dropped quietly: each used to pop a raw Python exception at the user.
+async def test_odd_notifications_are_dropped_quietly(client, repo: Path):
+    document = {"uri": (repo / "README.md").as_uri(), "version": 2}
+    for method, params in (
+        (
+            types.TEXT_DOCUMENT_DID_CHANGE,
+            {"textDocument": document, "contentChanges": [{"text": "x"}]},
+        ),
+        (types.CANCEL_REQUEST, {"id": {}}),
+    ):  # sent as written: the client would refuse the cancel's id
+        client.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+    await still_answers(client)
+    assert [m.message for m in client.messages if m.type == types.MessageType.Error] == []
+
+
 # Ensures a standard request whose params do not fit its LSP type is answered with an error.
 async def test_malformed_lsp_request_gets_error_response(client):
     error = await raw_request_error(client, "textDocument/codeLens", {"textDocument": 5})

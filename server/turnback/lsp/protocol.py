@@ -143,7 +143,21 @@ class TurnbackProtocol(CancelHook):
             mark_shut_down(self)
         yield from super().lsp_exit(*args)
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, Any]:
+        """A change to a document never opened is dropped (pygls raised KeyError, shown
+        to the user as a server error): the server keeps no text it could apply it to."""
+        if self.workspace.text_documents.get(params.text_document.uri) is None:
+            logger.warning("didChange for a document not open: %s", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
     def cancel_requested(self, msg_id: Any) -> None:
+        if not isinstance(msg_id, int | str) or isinstance(msg_id, bool):
+            logger.warning("$/cancelRequest with an id that is no request's: %r", msg_id)
+            return  # JSON-RPC ids are numbers or strings
         self.cancelled_ids.add(msg_id)
         if request_finished(self, msg_id):
             self.cancelled_ids.discard(msg_id)
