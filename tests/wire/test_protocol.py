@@ -110,18 +110,22 @@ async def test_diff_added_deleted_renamed_statuses(client, repo: Path):
     assert renamed["hunks"] == [] and renamed["diff"] == ""
 
 
-# Ensures a binary file is flagged binary with no hunks and no diff text.
+# Ensures a binary file is flagged binary with no hunks and no diff text, also one over
+# the diff's size limit (its first 8,000 bytes decide, as git's do).
 async def test_diff_binary_file_has_no_hunks(client, repo: Path):
     write(repo, "blob.bin", b"\x00\x01\x02header\n")
     await call(client, "snapshot/capture", {"label": "t1"})
     write(repo, "blob.bin", b"\x00\x01\x02changed header\nmore\n")
     write(repo, "fresh.bin", b"PK\x00\x00\x03\x04")
+    write(repo, "large.bin", b"\x00" + b"\x01" * (3 << 20))  # over the 2 MiB diff limit
     files = by_path(await call(client, "snapshot/diff", {}))
     assert files["blob.bin"]["status"] == "modified"
     assert files["fresh.bin"]["status"] == "added"
     for entry in files.values():
-        assert entry["binary"] is True
+        assert entry["binary"] is True, entry["path"]
         assert entry["hunks"] == [] and entry["diff"] == ""
+    side = await call(client, "snapshot/fileContent", {"turn": 1, "path": "large.bin"})
+    assert side["binary"] is True and side["tooLarge"] is True
 
 
 # Ensures the `path` param limits the diff to that file (or folder).

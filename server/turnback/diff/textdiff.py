@@ -52,13 +52,13 @@ class DiffLimits:
     max_lines: int = 50_000
 
 
-_BINARY_SNIFF = 8000
+BINARY_SNIFF = 8000
 _NO_NEWLINE = "\\ No newline at end of file\n"
 
 
 def is_binary(data: bytes) -> bool:
     """Git's heuristic: a NUL byte in the first 8000 bytes means binary."""
-    return b"\0" in data[:_BINARY_SNIFF]
+    return b"\0" in data[:BINARY_SNIFF]
 
 
 def _split_lines(data: bytes) -> list[bytes]:

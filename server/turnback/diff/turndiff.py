@@ -24,7 +24,7 @@ from ..core.gitpaths import is_utf8
 from ..errors import InvalidParams
 from ..results import ChangedFile, FileContent, FileDiff
 from .forked import Share, diff_all
-from .textdiff import DiffLimits, diff_file, is_binary
+from .textdiff import BINARY_SNIFF, DiffLimits, diff_file, is_binary
 
 LIMITS = DiffLimits()
 
@@ -63,8 +63,10 @@ def _blob(repo: pygit2.Repository, oid: pygit2.Oid, mode: int) -> bytes | None:
     # blob too, so a huge one costs no more memory than before.
     data = read_for_display(repo, oid)
     if len(data) > LIMITS.max_bytes:
-        # Enough for diff_file to see it is over the limit, without keeping a huge blob.
-        return b"\n" * (LIMITS.max_bytes + 1)
+        # Enough for diff_file to see it is over the limit (and, from its first bytes,
+        # whether it is binary) without keeping a huge blob.
+        head = data[:BINARY_SNIFF]
+        return head + b"\n" * (LIMITS.max_bytes + 1 - len(head))
     return data
 
 
@@ -194,9 +196,9 @@ def file_content(
         return content
     blob = repo[entry.id]
     found = replace(content, exists=True, size=blob.size)
-    if blob.size > LIMITS.max_bytes:
-        return replace(found, too_large=True)
     data = blob.data
+    if blob.size > LIMITS.max_bytes:
+        return replace(found, too_large=True, binary=is_binary(data))
     if is_binary(data):
         return replace(found, binary=True)
     return replace(found, text=data.decode(errors="replace"))
