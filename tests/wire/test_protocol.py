@@ -25,7 +25,7 @@ from helpers import (
     to_plain,
     write,
 )
-from turnback.lsp.pygls_internals import send_raw_request
+from turnback.lsp.pygls_internals import send_raw_notification, send_raw_request
 
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
@@ -326,7 +326,7 @@ async def test_odd_notifications_are_dropped_quietly(client, repo: Path):
         ),
         (types.CANCEL_REQUEST, {"id": {}}),
     ):  # sent as written: the client would refuse the cancel's id
-        client.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+        send_raw_notification(client.protocol, method, params)
     await still_answers(client)
     assert [m.message for m in client.messages if m.type == types.MessageType.Error] == []
 

@@ -83,6 +83,11 @@ def send_raw_request(protocol: JsonRPCProtocol, msg_id: str, method: str, params
     return future
 
 
+def send_raw_notification(protocol: JsonRPCProtocol, method: str, params: Any) -> None:
+    """A notification with params exactly as given (ill-typed ones, for the tests)."""
+    protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+
 def server_process(client: JsonRPCClient) -> asyncio.subprocess.Process:
     """The server process a client started with `start_io`."""
     return client._server  # type: ignore[return-value]
