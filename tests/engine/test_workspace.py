@@ -346,3 +346,24 @@ def test_files_from_before_a_repository_was_made_around_them(tmp_path: Path):
     assert (root / "docs/b.md").read_text() == "user B, precious\n"
     assert (root / "docs/new.md").read_text() == "agent's\n" and (docs / ".git").is_dir()
     engine.close()
+
+
+# Ensures redoing two turns at once, after undoing one that created a repository (kept by
+# that undo) and one that then edited it, sees no change of the user's: the kept file is at
+# a state the redo passes through. It used to refuse with a false conflict.
+def test_redo_two_turns_over_a_kept_created_repository(tmp_path: Path):
+    ws = two_repo_folder(tmp_path / "ws")
+    engine = Engine(str(ws))
+    engine.capture(label="t1")
+    make_repo(ws / "fresh", {"n.txt": "n\n"})
+    engine.capture(phase="after")
+    engine.capture(label="t2")
+    write(ws, "fresh/n.txt", "n, edited in t2\n")
+    engine.capture(phase="after")
+    engine.undo()
+    engine.undo()
+    assert (ws / "fresh/n.txt").read_text() == "n\n"  # t1's undo kept what it created
+    redone = to_wire(engine.redo(options=RestoreOptions(count=2)))
+    assert redone["turnsRedone"] == 2
+    assert (ws / "fresh/n.txt").read_text() == "n, edited in t2\n"
+    engine.close()

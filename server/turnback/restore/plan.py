@@ -44,13 +44,25 @@ class Plan:
 
 def compose(steps: list[Step]) -> dict[str, tuple[Entry | None, Entry | None]]:
     """Path → (expected now, final target) across consecutive steps."""
-    out: dict[str, tuple[Entry | None, Entry | None]] = {}
+    return {path: (states[0], states[-1]) for path, states in _states(steps).items()}
+
+
+def passed_states(steps: list[Step]) -> dict[str, set[Entry | None]]:
+    """Path → what the work tree holds there between the steps: no edit of the user's.
+    An undo that kept a path (a repository the turn created) left it at such a state, so
+    a redo of several turns must not call it a change made after them."""
+    return {path: set(states[1:-1]) for path, states in _states(steps).items()}
+
+
+def _states(steps: list[Step]) -> dict[str, list[Entry | None]]:
+    """Path → its entry before the first step that moves it, then after each such step."""
+    out: dict[str, list[Entry | None]] = {}
     for step in steps:
         paths = list(step.paths)
         targets = entries_at(step.target, paths)
         expected = entries_at(step.expected, [p for p in paths if p not in out])
         for path in paths:
-            out[path] = (out[path][0] if path in out else expected[path], targets[path])
+            out.setdefault(path, [expected.get(path)]).append(targets[path])
     return out
 
 
@@ -65,6 +77,7 @@ def make_plan(
     ignored: Callable[[str], bool],
     target_ignored: Callable[[str], bool],
     left_out_of_target: Callable[[str], str | None],
+    passed: dict[str, set[Entry | None]] | None = None,
 ) -> Plan:
     """Decides, per path, write / delete / keep / conflict. `current` is the saved work tree.
 
@@ -95,7 +108,10 @@ def make_plan(
         if on_disk and (ignored(path) or target_ignored(path)):
             plan.kept.append(KeptFile(path, "ignored"))
             continue
-        if path in dirty or (check_conflicts and now != expected and now != target):
+        between = passed.get(path, ()) if passed else ()
+        if path in dirty or (
+            check_conflicts and now != expected and now != target and now not in between
+        ):
             plan.conflicts.append(path)  # asked first, even when it would be kept below
         if target is not None and (blocker := _blocking_parent(root, path, moves, current)):
             # Something that is not ours to remove stands where a directory must be.
