@@ -15,6 +15,7 @@ from concurrent.futures import Future
 
 import pygit2
 
+from ..core import indexfile
 from ..core.indexfile import GITLINK
 from ..core.objectwrites import written
 from ..core.pygit2_internals import open_index
@@ -191,10 +192,12 @@ class UserIndex:
             return False
 
     def submodules(self) -> list[str]:
-        """Submodules named in the root `.gitmodules` that the index records and that are
-        checked out: their files are never snapshotted, so every capture reports them."""
+        """The gitlinks the index records that are checked out: submodules `.gitmodules`
+        names, and repositories `git add` embedded without it (git only warns). Their
+        files are never in the root's snapshot: each is a member of the workspace, or
+        reported."""
         if self._submodules is None:
-            self._submodules = []
+            paths: set[str] = set()
             gitmodules = self.ws.root / ".gitmodules"
             if self.index is not None and gitmodules.is_file():
                 try:
@@ -202,8 +205,19 @@ class UserIndex:
                     paths = {e.value for e in config if e.name.endswith(".path") and e.value}
                 except (pygit2.GitError, ValueError):
                     paths = set()
-                self._submodules = sorted(p for p in paths if self.is_submodule(p))
+            paths.update(self._embedded())
+            self._submodules = sorted(p for p in paths if self.is_submodule(p))
         return [p for p in self._submodules if holds_repository(self.ws.root / p)]
+
+    def _embedded(self) -> list[str]:
+        """Every gitlink's path, from the index file's bytes (a few ms: most files hold no
+        gitlink's mode word at all)."""
+        path = self.ws.user_index_path
+        try:
+            data = path.read_bytes() if path is not None and self.index is not None else b""
+        except OSError:
+            return []
+        return [os.fsdecode(p) for p in indexfile.gitlinks(data) or []]
 
     def tracks_dir(self, rel_dir: str) -> bool:
         known = self._tracked_dirs.get(rel_dir)
