@@ -367,22 +367,3 @@ def test_redo_two_turns_over_a_kept_created_repository(tmp_path: Path):
     assert redone["turnsRedone"] == 2
     assert (ws / "fresh/n.txt").read_text() == "n, edited in t2\n"
     engine.close()
-
-
-# Ensures a repository `git add` embedded without a `.gitmodules` entry (a gitlink git only
-# warns about) is a member like a submodule: the turn's edits inside it are undone, where
-# it used to be neither captured nor reported.
-def test_embedded_repository_without_gitmodules_is_a_member(tmp_path: Path):
-    root = make_repo(tmp_path / "app", {"r.txt": "r\n"})
-    make_repo(root / "emb", {"e.txt": "e\n"})
-    git(root, "add", "emb")
-    git(root, "commit", "-qm", "embedded")
-    engine = Engine(str(root))
-    turn = to_wire(engine.capture(label="t"))
-    assert [r["path"] for r in turn["repositories"]] == ["emb"]
-    write(root, "emb/e.txt", "agent\n")
-    write(root, "emb/new.txt", "new\n")
-    result = to_wire(engine.undo())
-    assert sorted(f["path"] for f in result["files"]) == ["emb/e.txt", "emb/new.txt"]
-    assert (root / "emb/e.txt").read_text() == "e\n" and not (root / "emb/new.txt").exists()
-    engine.close()

@@ -117,31 +117,3 @@ def paths(data: bytes) -> list[bytes] | None:
     """Every entry's path except gitlinks; None when the file is not one this module reads."""
     every: list[bytes] = []
     return every if _scan(data, every) is not None else None
-
-
-#: A gitlink's mode word as the index stores it (big-endian 0o160000).
-_GITLINK_MODE = GITLINK.to_bytes(4, "big")
-
-
-def gitlinks(data: bytes) -> list[bytes] | None:
-    """Every gitlink entry's path: a submodule, or a repository `git add` embedded without
-    one (`.gitmodules` names it not); None when the file is not one this module reads. A
-    file with no gitlink's mode word anywhere is answered without walking its entries."""
-    if not _readable(data):
-        return None
-    if data.find(_GITLINK_MODE, 12) == -1:
-        return []
-    found: list[bytes] = []
-    offset = 12
-    try:
-        for _ in range(count(data) or 0):
-            high = data[offset + _FLAGS]
-            length = (high & 0x0F) << 8 | data[offset + _FLAGS + 1]
-            start = offset + _HEADER + (2 if high & (EXTENDED >> 8) else 0)
-            end = data.index(b"\0", start) if length == NAME_MASK else start + length
-            if data[offset + _MODE : offset + _MODE + 4] == _GITLINK_MODE:
-                found.append(data[start:end])
-            offset += (end - offset + 8) & ~7
-    except (ValueError, IndexError):
-        return None
-    return found

@@ -15,7 +15,6 @@ from concurrent.futures import Future
 
 import pygit2
 
-from ..core import indexfile
 from ..core.indexfile import GITLINK
 from ..core.objectwrites import written
 from ..core.pygit2_internals import open_index
@@ -192,12 +191,10 @@ class UserIndex:
             return False
 
     def submodules(self) -> list[str]:
-        """The gitlinks the index records that are checked out: submodules `.gitmodules`
-        names, and repositories `git add` embedded without it (git only warns). Their
-        files are never in the root's snapshot: each is a member of the workspace, or
-        reported."""
+        """Submodules named in the root `.gitmodules` that the index records and that are
+        checked out: their files are never snapshotted, so every capture reports them."""
         if self._submodules is None:
-            paths: set[str] = set()
+            self._submodules = []
             gitmodules = self.ws.root / ".gitmodules"
             if self.index is not None and gitmodules.is_file():
                 try:
@@ -205,19 +202,8 @@ class UserIndex:
                     paths = {e.value for e in config if e.name.endswith(".path") and e.value}
                 except (pygit2.GitError, ValueError):
                     paths = set()
-            paths.update(self._embedded())
-            self._submodules = sorted(p for p in paths if self.is_submodule(p))
+                self._submodules = sorted(p for p in paths if self.is_submodule(p))
         return [p for p in self._submodules if holds_repository(self.ws.root / p)]
-
-    def _embedded(self) -> list[str]:
-        """Every gitlink's path, from the index file's bytes (a few ms: most files hold no
-        gitlink's mode word at all)."""
-        path = self.ws.user_index_path
-        try:
-            data = path.read_bytes() if path is not None and self.index is not None else b""
-        except OSError:
-            return []
-        return [os.fsdecode(p) for p in indexfile.gitlinks(data) or []]
 
     def tracks_dir(self, rel_dir: str) -> bool:
         known = self._tracked_dirs.get(rel_dir)
