@@ -459,16 +459,22 @@ async def test_head_moved_during_turn(client, repo: Path):
     assert read(repo, "README.md") == "hello\n"
 
 
-# Ensures undo refuses to overwrite a file open in the editor with unsaved changes.
-async def test_unsaved_editor_changes_conflict(client, repo: Path):
+async def _undo_refuses_over_an_unsaved_edit(client, repo: Path, opened: Path) -> None:
+    """The agent rewrites README.md, the user edits it unsaved (the editor opened the
+    folder as `opened`): the undo must refuse, naming it, and write nothing."""
     await capture(client)
     write(repo, "README.md", "agent\n")
-    uri = open_document(client, repo / "README.md", "agent\n", "markdown")
+    uri = open_document(client, opened / "README.md", "agent\n", "markdown")
     edit_unsaved(client, uri, "unsaved edit\n")
     data = await expect_conflict(client, "snapshot/undo")
     assert data["files"] == ["README.md"]
     assert read(repo, "README.md") == "agent\n"
     assert (await list_turns(client))["canRedo"] is False
+
+
+# Ensures undo refuses to overwrite a file open in the editor with unsaved changes.
+async def test_unsaved_editor_changes_conflict(client, repo: Path):
+    await _undo_refuses_over_an_unsaved_edit(client, repo, repo)
 
 
 # Ensures the unsaved-changes check holds for a folder the editor opened by a symlinked
@@ -478,13 +484,7 @@ async def test_unsaved_changes_conflict_through_a_symlinked_folder(repo: Path, t
     link = tmp_path / "linked-project"
     link.symlink_to(repo)
     async with start_server(link) as client:
-        await capture(client)
-        write(repo, "README.md", "agent\n")
-        uri = open_document(client, link / "README.md", "agent\n", "markdown")
-        edit_unsaved(client, uri, "unsaved edit\n")
-        data = await expect_conflict(client, "snapshot/undo")
-        assert data["files"] == ["README.md"]
-        assert read(repo, "README.md") == "agent\n"
+        await _undo_refuses_over_an_unsaved_edit(client, repo, link)
 
 
 # Ensures a setting changed to a value it refuses takes its default, as its one warning
