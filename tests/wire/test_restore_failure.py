@@ -16,28 +16,29 @@ from helpers import cli_json, git, make_repo, read, request, run_cli, tree_state
 
 # Ensures a restore that fails midway puts back what it had written and reports restoreFailed.
 async def test_failed_restore_rolls_back(client, repo: Path):
-    write(repo, "data", "tracked file\n")
-    git(repo, "add", "data")
-    git(repo, "commit", "-q", "-m", "data")
+    write(repo, "zz.txt", "tracked, sorted after README.md\n")
+    git(repo, "add", "zz.txt")
+    git(repo, "commit", "-q", "-m", "zz")
     await request(client, "snapshot/capture", {"label": "turn"})
     write(repo, "README.md", "agent readme\n")
-    (repo / "data").unlink()
-    # The turn turns `data` into a directory holding an ignored file, which undo must not
-    # delete: so `data` cannot become a file again, after README.md was already written.
-    write(repo, "data/cache.log", "ignored, never touched\n")
-    write(repo, "data/notes.txt", "agent notes\n")
+    write(repo, "zz.txt", "agent zz\n")
     await request(client, "snapshot/capture", {"phase": "after"})
-
-    with pytest.raises(JsonRpcException) as failure:
-        await request(client, "snapshot/undo")
+    # An immutable file refuses even root: the undo writes README.md, then fails on zz.txt.
+    immutable = subprocess.run(["chattr", "+i", str(repo / "zz.txt")], capture_output=True)
+    if immutable.returncode != 0:
+        pytest.skip(f"no immutable files here: {immutable.stderr.decode().strip()}")
+    try:
+        with pytest.raises(JsonRpcException) as failure:
+            await request(client, "snapshot/undo")
+    finally:
+        subprocess.run(["chattr", "-i", str(repo / "zz.txt")], check=True)
     assert failure.value.code == -32803
     data = json.loads(json.dumps(failure.value.data, default=lambda o: o._asdict()))
     assert data["reason"] == "restoreFailed"
-    assert data["rolledBack"] is True and data["path"] == "data"
+    assert data["rolledBack"] is True and data["path"] == "zz.txt"
     assert data["kept"] == []  # nobody changed a file while the undo ran
     assert read(repo, "README.md") == "agent readme\n"
-    assert read(repo, "data/notes.txt") == "agent notes\n"
-    assert read(repo, "data/cache.log") == "ignored, never touched\n"
+    assert read(repo, "zz.txt") == "agent zz\n"
     listing = await request(client, "snapshot/list")
     assert [t["state"] for t in listing["turns"]] == ["active"]
 
