@@ -15,6 +15,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import TurnbackError
+
 if TYPE_CHECKING:
     from ..engine import Engine
 
@@ -68,7 +70,11 @@ class TimelineWatcher:
             previous_generation, previous = self.known.get(key, (0, {}))
             if generation == previous_generation:
                 continue
-            current = await asyncio.to_thread(engine.sessions_state)
+            try:
+                current = await asyncio.to_thread(engine.sessions_state)
+            except TurnbackError as refused:  # the folder deleted, say: nothing to tell
+                logger.debug("timeline watcher: %s", refused.message)
+                continue
             self.known[key] = (generation, current)
             changed = [
                 s for s in current.keys() | previous.keys() if current.get(s) != previous.get(s)
