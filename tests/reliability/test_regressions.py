@@ -192,12 +192,14 @@ def test_operations_while_files_are_rewritten_and_deleted(engine_repo: Path, ope
 
 # Found by an exploratory run: a 4 MB log a server appended a line to every 100 ms failed
 # every capture ("Files kept changing") until the server stopped, as each read, compressed
-# and flushed whole, outlasted the pause between two writes. Every capture now succeeds,
-# and holds the log as it was between two writes: a prefix of it, ending with a whole line.
+# and flushed whole, outlasted the pause between two writes. Here an 8 MB log, whose
+# compression alone outlasts the pause, so that only a check around the read itself passes.
+# Every capture succeeds, and holds the log as it was between two writes: a prefix of it,
+# ending with a whole line.
 def test_captures_while_a_log_is_appended_to(engine_repo: Path) -> None:
     repo = engine_repo
     log = repo / "server.out"
-    log.write_bytes(b"".join(b"%07d boot line of the server\n" % n for n in range(130_000)))
+    log.write_bytes(b"".join(b"%07d boot line of the server\n" % n for n in range(260_000)))
     stop = threading.Event()
 
     def append() -> None:
@@ -205,7 +207,7 @@ def test_captures_while_a_log_is_appended_to(engine_repo: Path) -> None:
             while not stop.is_set():
                 out.write(b"GET / 200\n")
                 out.flush()
-                time.sleep(0.03)
+                time.sleep(0.04)
 
     engine = Engine(str(repo))
     writer = threading.Thread(target=append)
