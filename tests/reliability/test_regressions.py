@@ -135,9 +135,9 @@ def test_server_snapshot_holds_a_file_that_replaced_a_directory(engine_repo: Pat
 # process rewrites or deletes files fails with an internal error (CLI exit 3, JSON-RPC
 # -32603). libgit2 raises GitError "error reading file for hashing" (a file shrank while
 # Index.diff_to_workdir hashed it), NotFoundError "failed to resolve path" / "could not
-# find ... to open" (a file vanished between the scan and hash_path), or OSError "failed to
-# read file into stream" (in Scanner.capture_paths, whose hash_path call has no handler at
-# all); Scanner.capture handles only OSError around hash_path and GitError "not found"
+# find ... to open" (a file vanished between the scan and its read), or OSError "failed to
+# read file into stream" (in Scanner.capture_paths, whose read had no handler at
+# all); Scanner.capture handled only OSError around the read and GitError "not found"
 # around the scan. A file that changes under a capture must be taken as it is then (or
 # left out if it vanished), or the request refused with a RequestFailed; never -32603.
 @pytest.mark.parametrize("operation", ["capture", "undo-dry-run"])

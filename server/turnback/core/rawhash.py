@@ -14,7 +14,7 @@ import stat
 import pygit2
 from pygit2.enums import FileMode
 
-from .objectwrites import write_blob, write_blob_from
+from .objectwrites import write_blob_from
 
 
 def file_mode(st: os.stat_result) -> int:
@@ -33,8 +33,10 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEX
 
 
 def read_raw(full: str, st: os.stat_result) -> bytes | None:
-    """The file's exact bytes (a symlink's target), read once; None for a file larger than
-    `STREAM_ABOVE`, which `hash_path` streams into the object database instead."""
+    """The file's exact bytes (a symlink's target), read once, with no filter (libgit2's
+    `create_blob_fromdisk` would clean CRLF and `ident`); None for a file larger than
+    `STREAM_ABOVE`, for `stream_path`. A file is opened without blocking and checked to be
+    a regular file before a byte is read: a FIFO is never read."""
     if stat.S_ISLNK(st.st_mode):
         return os.fsencode(os.readlink(full))
     if not stat.S_ISREG(st.st_mode):
@@ -49,16 +51,8 @@ def read_raw(full: str, st: os.stat_result) -> bytes | None:
         os.close(fd)
 
 
-def hash_path(repo: pygit2.Repository, full: str, st: os.stat_result) -> pygit2.Oid:
-    """Writes the file's exact bytes (a symlink's target) as a blob, with no filters.
-
-    libgit2's `create_blob_fromdisk` would apply the work tree's clean filters
-    (CRLF to LF, `ident`), so the file is read here. It is opened without blocking
-    and checked to be a regular file before a byte is read: a FIFO is never read.
-    """
-    data = read_raw(full, st)
-    if data is not None:
-        return write_blob(repo, data)
+def stream_path(repo: pygit2.Repository, full: str) -> pygit2.Oid:
+    """A regular file too large to hold in memory, streamed into the object database."""
     fd = _open_regular(full)
     try:
         with open(fd, "rb", closefd=False) as stream:

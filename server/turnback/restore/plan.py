@@ -42,16 +42,16 @@ class Plan:
     conflicts: list[str] = field(default_factory=list)
 
 
-def compose(steps: list[Step]) -> dict[str, tuple[Entry | None, Entry | None]]:
-    """Path → (expected now, final target) across consecutive steps."""
-    return {path: (states[0], states[-1]) for path, states in _states(steps).items()}
-
-
-def passed_states(steps: list[Step]) -> dict[str, set[Entry | None]]:
-    """Path → what the work tree holds there between the steps: no edit of the user's.
-    An undo that kept a path (a repository the turn created) left it at such a state, so
-    a redo of several turns must not call it a change made after them."""
-    return {path: set(states[1:-1]) for path, states in _states(steps).items()}
+def compose(
+    steps: list[Step],
+) -> tuple[dict[str, tuple[Entry | None, Entry | None]], dict[str, set[Entry | None]]]:
+    """Path → (expected now, final target) across consecutive steps; and path → what the
+    work tree holds there between the steps, no edit of the user's (an undo that kept a
+    path, such as a repository the turn created, left it at such a state, so a redo of
+    several turns must not call it a change made after them)."""
+    states = _states(steps)
+    moves = {path: (held[0], held[-1]) for path, held in states.items()}
+    return moves, {path: set(held[1:-1]) for path, held in states.items() if len(held) > 2}
 
 
 def _states(steps: list[Step]) -> dict[str, list[Entry | None]]:
@@ -105,7 +105,8 @@ def make_plan(
         if on_disk and target is None and (left_out := left_out_of_target(path)):
             plan.kept.append(KeptFile(path, left_out))
             continue
-        if on_disk and (ignored(path) or target_ignored(path)):
+        if on_disk and target is not None and (ignored(path) or target_ignored(path)):
+            # (A deletion asked `left_out_of_target`, whose rules cover both.)
             plan.kept.append(KeptFile(path, "ignored"))
             continue
         between = passed.get(path, ()) if passed else ()

@@ -26,7 +26,7 @@ from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
-from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan, passed_states
+from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan
 from .repositories import REPOSITORY_CREATED, is_held, repository_notes
 
 __all__ = ["RestoreOptions", "Restorer"]
@@ -101,7 +101,7 @@ class Restorer:
         """What the restore would do; raises Conflict unless forced. Nothing under a
         repository in `created` (made by the turns being undone) is touched, nor anything
         the target state's capture left out (`target_skipped`)."""
-        moves = compose(steps)
+        moves, passed = compose(steps)
         current = self.ctx.repo[snap.tree]
         held: set[str] = set()
         for path in [p for p in moves if is_held(p, created or [])]:
@@ -122,7 +122,7 @@ class Restorer:
             ignored=self._ignored(),
             target_ignored=self._target_ignored(rules),
             left_out_of_target=self._left_out_of_target(rules, target_skipped),
-            passed=passed_states(steps) if len(steps) > 1 else None,
+            passed=passed,
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
         if plan.conflicts and not options.force:

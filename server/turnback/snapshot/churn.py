@@ -21,7 +21,7 @@ from typing import TypeVar
 import pygit2
 
 from ..core.objectwrites import write_blob
-from ..core.rawhash import hash_path, read_raw
+from ..core.rawhash import read_raw, stream_path
 from ..errors import StorageFailed, WorkTreeChanging
 
 T = TypeVar("T")
@@ -66,7 +66,7 @@ def hash_or_gone(
             # Read whole, then written once the stat says the read is whole: the window in
             # which a write spoils the read is the read alone, not its compression and flush.
             data = read_raw(full, st)
-            streamed = hash_path(repo, full, st) if data is None else None
+            streamed = stream_path(repo, full) if data is None else None
         except PermissionError as error:
             raise StorageFailed.from_os_error(error) from error
         except (OSError, pygit2.GitError, KeyError) as error:

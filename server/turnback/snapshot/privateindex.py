@@ -205,10 +205,7 @@ class PrivateIndex:
 
     def reseed(self) -> None:
         """Starts the index again from the user's (its stat cache), or empty."""
-        self._cache_writer.settle()
-        self.index = None
-        self.tree = None
-        self.path.unlink(missing_ok=True)
+        self.drop()
         self.seeded, self._anchored = True, False
         self.seed_check, self._preloaded = None, None
         self.unverified.touch()
