@@ -164,10 +164,9 @@ class Engine:
             recovery.recover(self.ctx)
             try:
                 yield
-            except pygit2.NotFoundError as error:
-                raise ObjectMissing.from_not_found(error) from error
-            except KeyError as error:  # `repo[oid]` of a missing object
-                if not ObjectMissing.names_an_object(error):
+            except KeyError as error:  # pygit2's NotFoundError is one, `repo[oid]` raises one
+                missing = isinstance(error, pygit2.NotFoundError)
+                if not missing and not ObjectMissing.names_an_object(error):
                     raise
                 raise ObjectMissing.from_not_found(error) from error
 

@@ -82,9 +82,12 @@ def log(cwd: str, message: str) -> Path | None:
         return None
 
 
+def _note_name(session: str) -> str:
+    return hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json"
+
+
 def _note_path(cwd: str, session: str) -> Path:
-    digest = hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return state_dir(cwd) / "hooks" / f"{digest}.json"
+    return state_dir(cwd) / "hooks" / _note_name(session)
 
 
 def user_state_dir() -> Path:
@@ -99,9 +102,8 @@ def write_note(cwd: str, session: str, note: dict[str, Any]) -> None:
     the note goes to the user's state folder, which `find_note` reaches last: the "after"
     hook must still find the error to tell the user the turn was not recorded."""
     text = json.dumps({"session": session, "cwd": cwd, **note})
-    digest = _note_path(cwd, session).name
     for folder in (state_dir(cwd) / "hooks", user_state_dir() / "hooks"):
-        path = folder / digest
+        path = folder / _note_name(session)
         try:
             folder.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -140,7 +142,7 @@ def find_note(cwd: str, session: str) -> tuple[dict[str, Any], str] | None:
         if note is not None:
             return note, _opened_in(note, str(folder))
     if user_state_dir() not in seen:  # a note `write_note` could not keep in the git dir
-        note = _read_note(user_state_dir() / "hooks" / _note_path(cwd, session).name, session)
+        note = _read_note(user_state_dir() / "hooks" / _note_name(session), session)
         if note is not None:
             return note, _opened_in(note, cwd)
     return None
