@@ -127,3 +127,52 @@ def test_unreadable_file_is_named_by_the_capture(tmp_path: Path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Permission denied" in done.stderr and "key.pem" in done.stderr
     assert "kept changing" not in done.stderr
+
+
+# Ensures a folder the user may not list is reported `unreadable` by the capture and kept
+# by the undo once it can be read again (libgit2 skipped it without a word, so the undo
+# deleted the user's file as something the turn had made).
+def test_unreadable_folder_is_reported_and_kept_by_the_undo(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    write(repo, "private/notes.txt", "the user's\n")
+    os.chmod(repo / "private", 0)
+    try:
+        done = run_as_user(repo, "capture", "--label", "turn", "--json")
+    finally:
+        os.chmod(repo / "private", 0o755)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["skipped"] == [{"path": "private", "reason": "unreadable"}]
+    write(repo, "a.txt", "agent\n")
+    cli_json(repo, "capture", "--phase", "after")
+
+    undone = json.loads(run_as_user(repo, "undo", "--json").stdout)
+    assert {"path": "private/notes.txt", "reason": "unreadable"} in undone["kept"]
+    assert read(repo, "private/notes.txt") == "the user's\n"
+    assert read(repo, "a.txt") == "a\n"
+
+
+# Ensures a turn that makes a folder of tracked files unreadable gets an undo and a redo
+# that leave the folder alone: the files stay as last captured instead of "deleted", and
+# no rollback deletes them once the user makes the folder readable again.
+def test_folder_made_unreadable_by_the_turn_is_left_alone(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "closed/c.txt": "tracked\n"})
+    assert run_as_user(repo, "capture", "--label", "turn").returncode == 0
+    write(repo, "a.txt", "agent\n")
+    os.chmod(repo / "closed", 0)
+    try:
+        after = run_as_user(repo, "capture", "--phase", "after", "--json")
+        assert json.loads(after.stdout)["skipped"] == [{"path": "closed", "reason": "unreadable"}]
+        diff = run_as_user(repo, "diff", "1")
+        assert "closed/c.txt" not in diff.stdout  # not known to be deleted
+        undone = run_as_user(repo, "undo", "--json")
+        assert undone.returncode == 0, undone.stdout + undone.stderr
+        assert read(repo, "a.txt") == "a\n"
+        assert json.loads(undone.stdout)["kept"] == [{"path": "closed", "reason": "unreadable"}]
+    finally:
+        os.chmod(repo / "closed", 0o755)
+    redone = run_as_user(repo, "redo")
+    assert redone.returncode == 0, redone.stdout + redone.stderr
+    assert "rolled back" not in redone.stderr
+    assert read(repo, "closed/c.txt") == "tracked\n"
+    assert read(repo, "a.txt") == "agent\n"
+    assert git(repo, "status", "--porcelain") == " M a.txt\n"

@@ -18,6 +18,7 @@ from ..core.ondisk import look
 from ..core.treeops import Entry, entries_at, entry_at, is_dir_in
 from ..core.worktree import UnsafePath, check_path, under_real_dirs
 from ..results import FileAction, KeptFile
+from ..snapshot.untracked import UNREADABLE
 from .workwriter import ChangedMeanwhile, WorkWriter
 
 MODIFIED = "modified"
@@ -77,13 +78,15 @@ def make_plan(
     ignored: Callable[[str], bool],
     target_ignored: Callable[[str], bool],
     left_out_of_target: Callable[[str], str | None],
+    unreadable_now: Callable[[str], bool] = lambda _path: False,
     passed: dict[str, set[Entry | None]] | None = None,
 ) -> Plan:
     """Decides, per path, write / delete / keep / conflict. `current` is the saved work tree.
 
     A path the target state does not hold is deleted only if that state could have held
     it: `left_out_of_target` names why it could not (the target's capture left it out, or
-    ignore rules), and such a path is kept, since what stood there is not known."""
+    ignore rules), and such a path is kept, since what stood there is not known. So is a
+    path below a directory the saved state's capture may not list (`unreadable_now`)."""
     plan = Plan()
     current_entries = entries_at(current, moves)
     for path in sorted(moves):
@@ -97,6 +100,9 @@ def make_plan(
         full = os.path.join(root, path)
         on_disk = under_real_dirs(root, path) and os.path.lexists(full)
         if now == target and (on_disk or target is None):
+            continue
+        if unreadable_now(path):
+            plan.kept.append(KeptFile(path, UNREADABLE))  # neither written nor deleted blind
             continue
         if on_disk and now is None and not (os.path.isdir(full) and not os.path.islink(full)):
             # There is something on disk that the saved state could not hold.

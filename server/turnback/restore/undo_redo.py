@@ -24,7 +24,7 @@ from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timelin
 from ..results import HeadMoved, KeptFile, RestoreResult
 from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
-from ..snapshot.untracked import NESTED_REPOSITORY
+from ..snapshot.untracked import NESTED_REPOSITORY, UNREADABLE
 from . import recovery
 from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan
 from .repositories import REPOSITORY_CREATED, is_held, repository_notes
@@ -122,6 +122,7 @@ class Restorer:
             ignored=self._ignored(),
             target_ignored=self._target_ignored(rules),
             left_out_of_target=self._left_out_of_target(rules, target_skipped),
+            unreadable_now=_unreadable_in(snap),
             passed=passed,
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
@@ -357,6 +358,12 @@ class Restorer:
         if target is None:  # never restore "nothing" over the work tree
             raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
         return Step(paths, expected, self.ctx.tree(target))
+
+
+def _unreadable_in(snap: Snapshot) -> Callable[[str], bool]:
+    """Whether `snap`'s capture could not look at a path (or a folder above it)."""
+    reasons = {s.path: s.reason for s in snap.skipped if s.reason == UNREADABLE}
+    return lambda path: bool(reasons) and _reason_at(reasons, path) is not None
 
 
 def _reason_at(reasons: dict[str, str], path: str) -> str | None:

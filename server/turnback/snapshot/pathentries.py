@@ -14,7 +14,14 @@ from ..core.repository import WorkspaceRepo
 from ..core.treeops import Entry
 from ..core.worktree import under_real_dirs
 from .churn import hash_or_gone
-from .untracked import IGNORED, SPECIAL_FILE, Skipped, UntrackedPolicy, is_special
+from .untracked import (
+    IGNORED,
+    SPECIAL_FILE,
+    UNREADABLE,
+    Skipped,
+    UntrackedPolicy,
+    is_special,
+)
 from .userindex import UserIndex
 
 
@@ -22,7 +29,8 @@ def path_entries(
     ws: WorkspaceRepo, user_index: UserIndex, policy: UntrackedPolicy, paths: set[str]
 ) -> tuple[dict[str, Entry | None], list[Skipped]]:
     """Each of `paths` as on disk now (None: nothing there that can be saved), hashed
-    into this repository, and what was left out; Churn when a file changes mid-read."""
+    into this repository, and what was left out; Churn when a file changes mid-read.
+    A path it may not even look at is left out of the changes: as the base has it."""
     changes: dict[str, Entry | None] = {}
     skipped: dict[str, Skipped] = {}
     root = str(ws.root)
@@ -30,6 +38,9 @@ def path_entries(
         full = os.path.join(root, path)
         try:
             st = os.lstat(full)
+        except PermissionError:  # in a folder it may not list: as last captured, and
+            skipped[path] = Skipped(path, UNREADABLE)  # a restore keeps whatever is there
+            continue
         except OSError:
             changes[path] = None
             continue

@@ -48,8 +48,10 @@ from .untracked import (
     NESTED_REPOSITORY,
     SPECIAL_FILE,
     SUBMODULE,
+    UNREADABLE,
     Skipped,
     UntrackedPolicy,
+    is_below,
     is_special,
     within_limits,
 )
@@ -248,10 +250,11 @@ class Scanner:
 
         for path in specials.result():
             self._note_special(path, skipped)
+        unreadable = [d for d in specials.unreadable() if self._note_unreadable(d, skipped)]
         self.user_index.give_back()
         for path in removed:
-            if path in index:
-                index.remove(path)
+            if path in index and not is_below(path, unreadable):
+                index.remove(path)  # (below an unreadable folder: as last seen, not gone)
         changed = {d.new_file.path for d in deltas}
         rules_changed = touches_ignore_files(changed)
         #: Every path whose index entry this capture may change (indextree.py).
@@ -334,6 +337,18 @@ class Scanner:
         if is_special(st) and not self._ignored_untracked(path):
             skipped[path] = Skipped(path, SPECIAL_FILE)
 
+    def _note_unreadable(self, rel_dir: str, skipped: dict[str, Skipped]) -> bool:
+        """Reports a directory turnback may not list, unless ignore rules leave it out anyway.
+
+        libgit2 skips it without a word and calls the files below it deleted. Reported,
+        its files stay as last captured, and a restore keeps whatever is there instead of
+        writing or deleting blind."""
+        tracked = not self.ws.shadow and self.user_index.tracks_dir(rel_dir)
+        if not rel_dir or not (tracked or not path_is_ignored(self.ws.repo, rel_dir + "/")):
+            return False
+        skipped[rel_dir] = Skipped(rel_dir, UNREADABLE)
+        return True
+
     def _ignored_untracked(self, path: str) -> bool:
         tracked = not self.ws.shadow and self.user_index.tracks(path)
         return not tracked and path_is_ignored(self.ws.repo, path)
@@ -367,6 +382,9 @@ class Scanner:
         for path in sorted(changed):
             try:
                 st = os.lstat(os.path.join(root, path)) if under_real_dirs(root, path) else None
+            except PermissionError:
+                skipped[path] = Skipped(path, UNREADABLE)  # in a folder it may not list:
+                continue  # as last captured, and a restore keeps whatever is there
             except OSError:
                 st = None
             if st is None or stat.S_ISDIR(st.st_mode):

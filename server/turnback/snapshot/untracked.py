@@ -29,12 +29,20 @@ NESTED_REPOSITORY = "nestedRepository"
 SPECIAL_FILE = "specialFile"
 #: A submodule: the snapshot keeps the commit your index records, not its files.
 SUBMODULE = "submodule"
+#: A directory (or a path below one) turnback may not list: what is there is not known,
+#: so a restore neither writes nor deletes anything there.
+UNREADABLE = "unreadable"
 
 
 def is_special(st: os.stat_result) -> bool:
     """Neither a regular file, a symlink nor a directory: a FIFO, socket or device."""
     mode = st.st_mode
     return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode))
+
+
+def is_below(path: str, folders: list[str]) -> bool:
+    """Whether `path` lies inside one of `folders` (work-tree paths)."""
+    return any(path.startswith(f"{folder}/") for folder in folders)
 
 
 def too_many_files(count: int, limit: int) -> WorkspaceTooLarge:
