@@ -7,11 +7,13 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from turnback.diff import textdiff
 from turnback.diff.textdiff import (
     DiffLimits,
     FileDiff,
@@ -208,9 +210,30 @@ line_lists = st.lists(st.sampled_from([b"a\n", b"b\n", b"c\n", b"}\n", b"x\n", b
 @settings(max_examples=400, deadline=None)
 @given(old=line_lists, edits=st.lists(st.tuples(st.integers(0, 40), line_lists), max_size=4))
 def test_anchored_opcodes_rebuild_the_new_side(old: list[bytes], edits: list) -> None:
+    _check_rebuilds(old, _edited(old, edits))
+
+
+# Ensures the same of the path that large ranges without a unique line take (Myers' diff,
+# or the range replaced whole once its step budget is spent), forced here on small input.
+@settings(max_examples=400, deadline=None)
+@given(
+    old=line_lists,
+    edits=st.lists(st.tuples(st.integers(0, 40), line_lists), max_size=4),
+    steps=st.integers(0, 300),
+)
+def test_few_edits_opcodes_rebuild_the_new_side(old: list[bytes], edits: list, steps: int) -> None:
+    with patch.object(textdiff, "_DIFFLIB_CELLS", 0), patch.object(textdiff, "_MYERS_STEPS", steps):
+        _check_rebuilds(old, _edited(old, edits))
+
+
+def _edited(old: list[bytes], edits: list) -> list[bytes]:
     new = list(old)
     for at, inserted in edits:
         new[at : at + len(inserted) // 2] = inserted
+    return new
+
+
+def _check_rebuilds(old: list[bytes], new: list[bytes]) -> None:
     codes = _AnchoredMatcher(old, new).get_opcodes()
     i = j = 0
     rebuilt: list[bytes] = []
@@ -223,6 +246,23 @@ def test_anchored_opcodes_rebuild_the_new_side(old: list[bytes], edits: list) ->
     assert (i, j) == (len(old), len(new)) and rebuilt == new
     kinds = [tag == "equal" for tag, *_ in codes]
     assert all(k != n for k, n in zip(kinds, kinds[1:], strict=False)), "runs must alternate"
+
+
+# Ensures a large file of repeated lines (no line to anchor on) never reaches difflib's
+# quadratic matcher whole (16,000 lines with two edits took it 10 s, under the lock), and
+# still diffs as git does.
+def test_repeated_lines_skip_the_quadratic_matcher(tmp_path: Path) -> None:
+    old, new = [b"x\n"] * 16_000, [b"x\n"] * 16_000
+    old[5_000], new[9_000] = b"y\n", b"z\n"
+    real = textdiff.difflib.SequenceMatcher
+
+    def small_only(junk, a, b, autojunk=True):  # noqa: ANN001, ANN202
+        assert len(a) * len(b) <= textdiff._DIFFLIB_CELLS, "a quadratic match of a large gap"
+        return real(junk, a, b, autojunk)
+
+    with patch.object(textdiff.difflib, "SequenceMatcher", small_only):
+        ours = diff_file("f.txt", b"".join(old), b"".join(new))
+    assert ours_body(ours) == git_diff(tmp_path, b"".join(old), b"".join(new), 3)
 
 
 # Ensures unique lines that swap places do not anchor a needlessly large diff: git and

@@ -99,6 +99,11 @@ Opcode = tuple[str, int, int, int, int]
 _RUN = 4
 #: Below this nesting, gaps go to difflib whole: a bound on recursion for any input.
 _MAX_DEPTH = 40
+#: A gap with no unique line bigger than this (lines × lines) is past difflib's
+#: quadratic matcher (1,000 × 1,000 repeated lines: ~0.1 s) and goes to `_few_edits`.
+_DIFFLIB_CELLS = 1_000_000
+#: Steps `_few_edits` may take (about 1 s of Python) before it calls the range replaced.
+_MYERS_STEPS = 4_000_000
 
 
 class _AnchoredMatcher(difflib.SequenceMatcher):
@@ -150,11 +155,61 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
                     i, j = at_a[last] + 1, at_b[last] + 1
                     out.append(("equal", ai, i, bj, j))
                 self._match(i, a_hi, j, b_hi, depth + 1, out)
+            elif (a_hi - a_lo) * (b_hi - b_lo) > _DIFFLIB_CELLS:
+                out.extend(_few_edits(a, b, a_lo, a_hi, b_lo, b_hi))
             else:
                 matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], False)
                 for tag, i1, i2, j1, j2 in matcher.get_opcodes():
                     out.append((tag, a_lo + i1, a_lo + i2, b_lo + j1, b_lo + j2))
         out.append(("equal", a_hi, end_a, b_hi, end_b))
+
+
+def _few_edits(
+    a: Sequence[bytes], b: Sequence[bytes], a_lo: int, a_hi: int, b_lo: int, b_hi: int
+) -> list[Opcode]:
+    """Opcodes for a large range with no unique line to anchor on (a file of repeated
+    lines): Myers' O((N+M)D) diff while the edits are few, else the range replaced whole.
+    difflib's matcher is quadratic there: 16,000 repeated lines with one edit took 10 s,
+    under the repository's lock."""
+    n, m = a_hi - a_lo, b_hi - b_lo
+    most = max(8, _MYERS_STEPS // (n + m))
+    diagonal = {1: 0}  # diagonal k = x - y → furthest x reached on it
+    rounds: list[dict[int, int]] = []
+    for edits in range(most + 1):
+        rounds.append(dict(diagonal))
+        for k in range(-edits, edits + 1, 2):
+            down = k == -edits or (k != edits and diagonal[k - 1] < diagonal[k + 1])
+            x = diagonal[k + 1] if down else diagonal[k - 1] + 1
+            y = x - k
+            while x < n and y < m and a[a_lo + x] == b[b_lo + y]:
+                x, y = x + 1, y + 1
+            diagonal[k] = x
+            if x >= n and y >= m:
+                return _myers_path(rounds, n, m, a_lo, b_lo)
+    return [("replace", a_lo, a_hi, b_lo, b_hi)]
+
+
+def _myers_path(rounds: list[dict[int, int]], n: int, m: int, a_lo: int, b_lo: int) -> list[Opcode]:
+    """The opcodes of the path `_few_edits` found, walked back from its end."""
+    out: list[Opcode] = []
+    x, y = n, m
+    for edits in range(len(rounds) - 1, 0, -1):
+        before = rounds[edits]
+        k = x - y
+        down = k == -edits or (k != edits and before[k - 1] < before[k + 1])
+        prev_k = k + 1 if down else k - 1
+        prev_x = before[prev_k]
+        prev_y = prev_x - prev_k
+        mid_x, mid_y = (prev_x, prev_y + 1) if down else (prev_x + 1, prev_y)
+        out.append(("equal", a_lo + mid_x, a_lo + x, b_lo + mid_y, b_lo + y))
+        if down:
+            out.append(("insert", a_lo + prev_x, a_lo + prev_x, b_lo + prev_y, b_lo + mid_y))
+        else:
+            out.append(("delete", a_lo + prev_x, a_lo + mid_x, b_lo + prev_y, b_lo + prev_y))
+        x, y = prev_x, prev_y
+    out.append(("equal", a_lo, a_lo + x, b_lo, b_lo + y))
+    out.reverse()
+    return out
 
 
 def _runs(at_a: list[int], at_b: list[int]) -> list[tuple[int, int]]:
