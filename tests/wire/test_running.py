@@ -248,3 +248,32 @@ async def test_server_quiet_period_setting(repo: Path):
         undone = await request(client, "snapshot/undo", {"session": SESSION})
         assert undone["turnsUndone"] == 1
     assert tree_state(repo) == start
+
+
+# Proves an undo or redo in one session is refused while another session's agent turn runs
+# in the same work tree (the undo deleted the file a running Codex turn had just made), and
+# works once that turn has ended.
+def test_restore_refused_while_another_sessions_turn_runs(repo: Path):
+    cli_ok(repo, "capture", "--session", "mine", "--label", "by hand")
+    write(repo, "src/app.py", "print('mine')\n")
+    cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
+    hook(repo, "UserPromptSubmit")
+    write(repo, "src/agent.py", "x = 1\n")  # the other agent is writing now
+    during = tree_state(repo)
+
+    refused = cli(repo, "undo", "--session", "mine", "--json")
+    assert refused.returncode == EXIT_FAILED
+    data = json.loads(refused.stdout)["error"]["data"]
+    assert (data["reason"], data["session"]) == ("turnRunning", SESSION)
+    assert "which shares this work tree" in cli(repo, "undo", "--session", "mine").stderr
+    assert tree_state(repo) == during
+
+    hook(repo, "Stop")
+    cli_ok(repo, "undo", "--session", "mine")
+    assert read(repo, "src/agent.py") == "x = 1\n"  # the turn by hand never made it
+    hook(repo, "UserPromptSubmit", "Another task")
+    write(repo, "src/agent.py", "x = 2\n")
+    refused = cli(repo, "redo", "--session", "mine", "--json")
+    assert json.loads(refused.stdout)["error"]["data"]["session"] == SESSION
+    assert cli_ok(repo, "redo", "--session", "mine", "--force")["turnsRedone"] == 1
+    assert read(repo, "src/app.py") == "print('mine')\n"

@@ -46,10 +46,18 @@ class TurnRunning(RequestFailed):
 
     reason = Reason.TURN_RUNNING
 
-    def __init__(self, turn: TurnRecord, activity: Activity, session: str, operation: str) -> None:
+    def __init__(
+        self,
+        turn: TurnRecord,
+        activity: Activity,
+        session: str,
+        operation: str,
+        elsewhere: bool = False,
+    ) -> None:
         ago = _seconds(activity.seconds_since_change)
+        whose = f" of session '{session}', which shares this work tree," if elsewhere else ""
         super().__init__(
-            f"{operation.capitalize()} refused: turn {turn.turn} is still running "
+            f"{operation.capitalize()} refused: turn {turn.turn}{whose} is still running "
             f"({activity.harness} session {activity.harness_session} last changed the work "
             f"tree {ago} ago). Wait until it ends (or is quiet for "
             f"{_seconds(activity.quiet_period)}), or retry with force.",
@@ -125,16 +133,21 @@ def _mtime(root: str, path: str) -> float | None:
 class TurnProgress:
     """Each turn's progress in one timeline; scans the work tree at most once, when needed."""
 
-    def __init__(self, ctx: Context, timeline: Timeline) -> None:
+    def __init__(self, ctx: Context, timeline: Timeline, now: pygit2.Tree | None = None) -> None:
         self.ctx = ctx
         self.timeline = timeline
-        self._now: pygit2.Tree | None = None
+        self._now = now
 
     def now(self) -> pygit2.Tree:
         if self._now is None:
             snap = self.ctx.capture_now(None, None)
             self._now = self.ctx.repo[snap.tree]  # type: ignore[assignment]
         return self._now  # type: ignore[return-value]
+
+    @property
+    def known_now(self) -> pygit2.Tree | None:
+        """The work tree's state, if a question already scanned it (shared, not redone)."""
+        return self._now
 
     def may_run(self, turn: TurnRecord) -> bool:
         """Unsealed, opened by a harness, not marked interrupted, and no later prompt yet."""
@@ -212,21 +225,39 @@ def _seal_interrupted(ctx: Context, timeline: Timeline, turn: TurnRecord) -> Non
 def guard_undo(ctx: Context, session: str, options: RestoreOptions) -> None:
     """Refuses an undo that would touch a running turn; seals an interrupted one first.
 
-    Every undo includes the newest active turn, the only one that may still run. A dry run
-    and a forced undo are never refused, and a dry run never seals.
+    Every undo includes the newest active turn, the only one that may still run; another
+    session's running turn in the same work tree refuses it too. A dry run and a forced
+    undo are never refused, and a dry run never seals.
     """
     timeline = ctx.store.load(session)
-    if timeline is None or not timeline.active:
+    if timeline is None or not timeline.active or options.dry_run:
         return
     newest = timeline.active[-1]
     progress = TurnProgress(ctx, timeline)
-    if options.dry_run or not progress.may_run(newest):
-        return
     activity = progress.activity(newest)
     if activity is not None and activity.running and not options.force:
         raise TurnRunning(newest, activity, session, "undo")
     if activity is not None and not activity.running:
         _seal_interrupted(ctx, timeline, newest)
+    if not options.force:
+        _guard_others(ctx, session, "undo", progress.known_now)
+
+
+def _guard_others(ctx: Context, session: str, operation: str, now: pygit2.Tree | None) -> None:
+    """Refuses a restore while another session's agent turn runs in the same work tree.
+
+    Snapshots hold the whole work tree, so the states a restore writes hold what that
+    agent wrote meanwhile, or lack what it is writing now: an undo deleted the file a
+    running Codex turn had just made (two agents in one repository)."""
+    for timeline in ctx.store.all():
+        if timeline.session == session or not timeline.active:
+            continue
+        progress = TurnProgress(ctx, timeline, now)
+        newest = timeline.active[-1]
+        activity = progress.activity(newest)
+        now = progress.known_now
+        if activity is not None and activity.running:
+            raise TurnRunning(newest, activity, timeline.session, operation, elsewhere=True)
 
 
 def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:
@@ -247,6 +278,7 @@ def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:
         activity = progress.activity(turn)
         if activity is not None and activity.running:
             raise TurnRunning(turn, activity, session, "redo")
+    _guard_others(ctx, session, "redo", progress.known_now)
 
 
 def mark_interrupted(ctx: Context, session: str, turn_ref: int | str, reason: str) -> bool:
