@@ -44,12 +44,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
-    # Long but flat: one declaration per option, read top to bottom like `--help` prints.
+def _common(session_help: str) -> argparse.ArgumentParser:
+    """The options every timeline command takes."""
     common = _Parser(add_help=False)
-    common.add_argument("--session", help="session name (default: the most recently captured)")
+    common.add_argument("--session", help=session_help)
     common.add_argument("--json", action="store_true", help="print the protocol's JSON result")
     common.add_argument("-C", "--workspace", default=".", help="workspace folder (default: .)")
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    # Long but flat: one declaration per option, read top to bottom like `--help` prints.
+    common = _common("session name (default: the most recently captured)")
 
     parser = _Parser(prog="turnback", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"turnback {__version__}")
@@ -70,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     capture.add_argument("--label")
     capture.add_argument("--phase", choices=("before", "after"), default="before")
     capture.add_argument("--metadata", help="a JSON object stored with the turn")
+    capture.add_argument(
+        "--turn", help="with --phase after: seal only this turn (number or id), if newest"
+    )
 
     for name, what in (("undo", "undo the newest turns"), ("redo", "redo undone turns")):
         cmd = sub.add_parser(name, parents=[common], help=what)
@@ -97,7 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     hooks.add_argument("--user", action="store_true", help="the user's config, not the project's")
     hooks.add_argument("-C", "--workspace", default=".", help="project folder (default: .)")
 
-    prune = sub.add_parser("prune", parents=[common], help="drop old turns and sessions")
+    prune = sub.add_parser(
+        "prune",
+        parents=[_common("only this session (default: every session)")],
+        help="drop old turns and sessions",
+    )
     prune.add_argument("--keep", type=int, help="turns to keep per session")
     prune.add_argument("--older-than", help='drop turns older than this ("7d", "12h", a time)')
     prune.add_argument(
@@ -253,7 +266,13 @@ def _capture(args: argparse.Namespace, folder: str) -> dict[str, Any]:
     messages: list[str] = []
     try:
         return capture(
-            folder, args.session, args.label, args.phase, _metadata(args.metadata), messages
+            folder,
+            args.session,
+            args.label,
+            args.phase,
+            _metadata(args.metadata),
+            messages,
+            turn=_turn_arg(args.turn),
         )
     finally:
         for message in messages:
@@ -272,25 +291,27 @@ def _metadata(text: str | None) -> Any:
     return metadata
 
 
+def _turn_arg(text: str | None) -> int | str | None:
+    """A turn number (ASCII digits, shorter than an id) or an id, as the user typed it."""
+    if text is not None and text.isascii() and text.isdigit() and len(text) < 16:
+        return int(text)
+    return text
+
+
 def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, Any]:
     from .engine import RestoreOptions
 
     if args.command in ("undo", "redo"):
         if args.count < 1:
             raise InvalidParams("count", "must be >= 1")
-        turn: Any = args.turn
-        if turn is not None and turn.isdigit():
-            turn = int(turn)
         options = RestoreOptions(
-            count=args.count, force=args.force, dry_run=args.dry_run, turn=turn
+            count=args.count, force=args.force, dry_run=args.dry_run, turn=_turn_arg(args.turn)
         )
         return getattr(engine, args.command)(args.session, options)
     if args.command == "list":
         return engine.list(args.session, args.limit)
     if args.command == "diff":
-        turn: Any = args.turn
-        if turn is not None and turn.isdigit():
-            turn = int(turn)
+        turn = _turn_arg(args.turn)
         path = from_here(folder, args.path) if args.path is not None else None
         return engine.diff(args.session, turn, path, args.context)
     if args.command == "rescue":
@@ -346,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
+    if sys.stdout is None:
+        return EXIT_OK  # started with stdout closed (`>&-`): done, nothing to say
     try:
         if args.json:
             text = json.dumps(result, ensure_ascii=False)
@@ -353,8 +376,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _print_human(args.command, result)
         sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader left (`turnback undo | head -1`): the command is done, and the
-        # interpreter's own last flush must not fail with a traceback either.
+    except OSError as error:
+        # The reader left (`turnback undo | head -1`) or the output is full: the command is
+        # done (exit 0 says so), and the interpreter's own last flush must not fail too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if not isinstance(error, BrokenPipeError):
+            print(f"turnback: done, but its output could not be written: {error}", file=sys.stderr)
     return EXIT_OK

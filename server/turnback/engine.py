@@ -278,6 +278,10 @@ class Engine:
             timeline = self.store.load(name) or Timeline(session=name)
             if phase == "after" and not timeline.active:
                 raise NoOpenTurn(name)
+            if phase == "after" and turn is None and timeline.undone:
+                # The late "after" of a turn the user undid: sealing the older turn in its
+                # place took the user's edits since into it, for its undo to delete.
+                raise NoOpenTurn(name, undone_turn=timeline.undone[-1].turn)
             if phase == "after" and turn is not None:
                 # Seal only the turn the caller opened (a hook), never an older one that
                 # became the newest because that turn was undone meanwhile.

@@ -88,12 +88,19 @@ class NoOpenTurn(RequestFailed):
 
     reason = Reason.NO_OPEN_TURN
 
-    def __init__(self, session: str) -> None:
-        super().__init__(
-            f"No active turn in session '{session}' to record an \"after\" capture for; "
-            'capture with phase "before" first.',
-            session=session,
-        )
+    def __init__(self, session: str, undone_turn: int | None = None) -> None:
+        if undone_turn is not None:
+            message = (
+                f"Turn {undone_turn}, the newest in session '{session}', was undone: an "
+                '"after" capture belongs to it, and no older turn is sealed in its place. '
+                "Nothing was recorded."
+            )
+        else:
+            message = (
+                f"No active turn in session '{session}' to record an \"after\" capture for; "
+                'capture with phase "before" first.'
+            )
+        super().__init__(message, session=session)
 
 
 class NoWorkspace(RequestFailed):

@@ -239,3 +239,56 @@ def test_cli_metadata_is_stored(repo: Path):
     turn = cli_json(repo, "capture", "--metadata", json.dumps(meta))
     assert turn["metadata"] == meta
     assert cli_json(repo, "list")["turns"][0]["metadata"] == meta
+
+
+# Ensures a command whose output cannot be written (stdout closed, or a full device) is
+# still done and says so with exit 0, not a traceback and exit 1 ("refused").
+@pytest.mark.parametrize("output", ["closed", "/dev/full"])
+def test_cli_output_that_cannot_be_written(repo: Path, output: str):
+    cli_json(repo, "capture", "--label", "t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    sink = None if output == "closed" else open(output, "w")  # noqa: SIM115
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "turnback", "undo", "--json"],
+            cwd=repo,
+            env=SERVER_ENV,
+            stdout=sink if sink is not None else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+            **({"pass_fds": ()} if sink else {"preexec_fn": lambda: os.close(1)}),
+        )
+    finally:
+        if sink is not None:
+            sink.close()
+    assert done.returncode == EXIT_OK and "Traceback" not in done.stderr, done.stderr
+    assert read(repo, "src/app.py") == "print('v1')\n"
+
+
+# Ensures a late "after" capture, for a turn the user undid meanwhile, seals no older turn
+# in its place (it took the user's new file into that turn, for its undo to delete), and
+# that `capture --turn` seals only the turn it names.
+def test_cli_late_after_capture_seals_no_older_turn(repo: Path):
+    cli_json(repo, "capture", "--label", "A")
+    write(repo, "a.txt", "agent A\n")
+    cli_json(repo, "capture", "--phase", "after")
+    second = cli_json(repo, "capture", "--label", "B")
+    write(repo, "b.txt", "agent B\n")
+    cli_json(repo, "undo")
+    write(repo, "mine.txt", "the user's\n")
+
+    late = run_cli(repo, "capture", "--phase", "after", "--json")
+    assert late.returncode == EXIT_FAILED
+    error = json.loads(late.stdout)["error"]
+    assert error["data"]["reason"] == "noOpenTurn" and "Turn 2" in error["message"]
+    cli_json(repo, "undo")  # turn A: mine.txt was never part of it
+    assert read(repo, "mine.txt") == "the user's\n"
+    assert not (repo / "a.txt").exists()
+
+    cli_json(repo, "capture", "--label", "C")
+    named = run_cli(repo, "capture", "--phase", "after", "--turn", second["id"], "--json")
+    assert json.loads(named.stdout)["error"]["data"]["reason"] == "noOpenTurn"
+    assert cli_json(repo, "capture", "--phase", "after", "--turn", "3")["turn"] == 3
