@@ -37,7 +37,14 @@ from .history.journal import Journal
 from .history.prune import parse_age
 from .history.prune import prune as prune_timelines
 from .history.recording import open_turn, seal_turn
-from .history.timeline import MAX_SESSION_LENGTH, Timeline, TimelineStore, TurnRecord, now_rfc3339
+from .history.timeline import (
+    MAX_SESSION_LENGTH,
+    DamagedTimeline,
+    Timeline,
+    TimelineStore,
+    TurnRecord,
+    now_rfc3339,
+)
 from .history.worktrees import claim_refs
 from .hooks.hints import add_agent_hint
 from .restore import recovery
@@ -275,7 +282,7 @@ class Engine:
         _check_capture(phase, label, turn, metadata)
         with self._watch_setup.capture(), self._locked():
             name = self.resolve_session(session)
-            timeline = self.store.load(name) or Timeline(session=name)
+            timeline = self._timeline_to_capture_into(name)
             if phase == "after" and not timeline.active:
                 raise NoOpenTurn(name)
             if phase == "after" and turn is None and timeline.undone:
@@ -299,6 +306,19 @@ class Engine:
             self.store.save(timeline)
         self.unpacking.start_if_due()  # its objects written loose once it has answered
         return record.to_result(timeline.session)
+
+    def _timeline_to_capture_into(self, name: str) -> Timeline:
+        """The session's timeline; a damaged one is set aside (never deleted), so that a
+        hook's captures are not refused for good, and the session starts over."""
+        try:
+            return self.store.load(name) or Timeline(session=name)
+        except DamagedTimeline as damaged:
+            where = self.store.set_aside(name)
+            self.ctx.recovered.append(
+                f"The timeline of session '{name}' could not be read ({damaged.cause}); it "
+                f"was set aside ({where}), and the session starts over."
+            )
+            return Timeline(session=name)
 
     # ---- undo / redo ---------------------------------------------------------------------
 
@@ -393,6 +413,8 @@ class Engine:
         name = self.resolve_session(session)
         timelines = self.store.all()
         timeline = next((t for t in timelines if t.session == name), None)
+        if timeline is None:
+            timeline = self.store.load(name)  # none, or damaged: said plainly
         turns = list(reversed(timeline.turns)) if timeline else []
         if limit is not None:
             turns = turns[:limit]

@@ -292,3 +292,57 @@ def test_cli_late_after_capture_seals_no_older_turn(repo: Path):
     named = run_cli(repo, "capture", "--phase", "after", "--turn", second["id"], "--json")
     assert json.loads(named.stdout)["error"]["data"]["reason"] == "noOpenTurn"
     assert cli_json(repo, "capture", "--phase", "after", "--turn", "3")["turn"] == 3
+
+
+# Ensures a damaged stat cache (its file emptied, or its anchor ref left empty, as a crash
+# on a disk that lost writes leaves them) is started over: captures were refused for good
+# with "Files kept changing", and hooks silently recorded nothing.
+@pytest.mark.parametrize("damage", ["index file", "anchor ref"])
+def test_cli_damaged_stat_cache_starts_over(repo: Path, damage: str):
+    cli_json(repo, "capture", "--label", "t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    damaged = (
+        repo / ".git" / ("turnback/index" if damage == "index file" else "refs/turnback/main/index")
+    )
+    damaged.write_bytes(b"")
+    assert cli_json(repo, "capture", "--label", "t2")["turn"] == 2
+    write(repo, "src/app.py", "print('agent again')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    assert cli_json(repo, "undo", "-n", "2")["turnsUndone"] == 2
+    assert read(repo, "src/app.py") == "print('v1')\n"
+    assert git_run(repo, "fsck").returncode == 0
+
+
+# Ensures a session whose timeline does not read (its ref file emptied, or naming a blob) is
+# refused with one line naming it (exit 1, not an internal error or an empty list), leaves
+# other sessions alone, and is set aside, never deleted, by the next capture into it.
+@pytest.mark.parametrize("damage", ["empty ref file", "ref names a blob"])
+def test_cli_damaged_timeline_is_named_and_set_aside(repo: Path, damage: str):
+    for session in ("default", "other"):
+        cli_json(repo, "capture", "--session", session, "--label", session)
+    ref = repo / ".git/refs/turnback/main/sessions/default"
+    if damage == "empty ref file":
+        ref.write_bytes(b"")
+    else:
+        write(repo, "junk.txt", "junk\n")
+        blob = git_run(repo, "hash-object", "-w", "junk.txt").stdout.strip()
+        git_run(repo, "update-ref", "refs/turnback/main/sessions/default", blob)
+    for command in ("list", "undo", "diff"):
+        done = run_cli(repo, command, "--session", "default")
+        assert done.returncode == EXIT_FAILED, (command, done.stdout, done.stderr)
+        [line] = done.stderr.splitlines()
+        assert "session 'default' cannot be read" in line and "internal error" not in line
+    assert [t["label"] for t in cli_json(repo, "list", "--session", "other")["turns"]] == ["other"]
+
+    again = run_cli(repo, "capture", "--session", "default", "--label", "again")
+    assert again.returncode == EXIT_OK, again.stderr
+    assert "set aside" in again.stderr
+    assert [t["label"] for t in cli_json(repo, "list", "--session", "default")["turns"]] == [
+        "again"
+    ]
+    if damage == "ref names a blob":
+        kept = git_run(repo, "for-each-ref", "--format=%(objectname)", "refs/turnback/retired")
+        assert kept.stdout.strip() == blob
+    else:
+        assert list((repo / ".git/turnback/damaged-refs").iterdir())

@@ -11,14 +11,17 @@ too, and only after `REF_LOCK_WAIT` says the repository is busy.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import pygit2
 
 from ..errors import Busy, StorageFailed
 from . import faults
+from .repository import common_dir
 
 #: How long a ref lock held by git is waited for: git's own default is 100 ms; gc's
 #: pack-refs on a large repository can take longer.
@@ -53,7 +56,12 @@ def with_ref_lock_retry(action: Callable[[], T], what: str) -> T:
 
 
 def set_ref(repo: pygit2.Repository, name: str, target: pygit2.Oid, step: str) -> None:
-    with_ref_lock_retry(lambda: repo.references.create(name, target, force=True), name)
+    try:
+        with_ref_lock_retry(lambda: repo.references.create(name, target, force=True), name)
+    except pygit2.GitError as error:
+        if not is_damaged_ref(error) or not set_aside_damaged_ref(repo, name):
+            raise
+        with_ref_lock_retry(lambda: repo.references.create(name, target, force=True), name)
     faults.step(step)
 
 
@@ -63,4 +71,25 @@ def delete_ref(repo: pygit2.Repository, name: str, step: str) -> bool:
         return False
     with_ref_lock_retry(lambda: repo.references.delete(name), name)
     faults.step(step)
+    return True
+
+
+def is_damaged_ref(error: Exception) -> bool:
+    """libgit2's answer for a loose ref file that does not parse (an empty file, say)."""
+    return "corrupted loose reference" in str(error)
+
+
+def set_aside_damaged_ref(repo: pygit2.Repository, name: str) -> bool:
+    """Moves one of turnback's own loose ref files that does not parse out of the refs
+    (libgit2 can neither read, replace nor delete it) into the repository's
+    `turnback/damaged-refs`, never deleting its bytes. False when there is none."""
+    if not name.startswith("refs/turnback/"):
+        return False
+    common = common_dir(Path(repo.path))
+    loose = common / name
+    if not loose.is_file():
+        return False
+    aside = common / "turnback" / "damaged-refs"
+    aside.mkdir(parents=True, exist_ok=True)
+    os.replace(loose, aside / f"{name.replace('/', '%')}.{time.time_ns()}")
     return True

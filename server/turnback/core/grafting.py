@@ -15,7 +15,7 @@ from pygit2.enums import FileMode, ObjectType
 
 from .objectwrites import written
 from .packfile import write_pack
-from .repository import _common_dir
+from .repository import common_dir
 
 #: Reads one object: its git type number and content.
 Reader = Callable[[pygit2.Oid], tuple[int, bytes]]
@@ -62,7 +62,7 @@ def copy_missing(
         return
     missing = missing_objects(src, dst, oid)
     if len(missing) > PACK_THRESHOLD:
-        pack_dir = _common_dir(Path(dst.path)) / "objects" / "pack"
+        pack_dir = common_dir(Path(dst.path)) / "objects" / "pack"
         pack_dir.mkdir(parents=True, exist_ok=True)
         if read is None:
             packer = pygit2.PackBuilder(src)

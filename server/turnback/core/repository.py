@@ -58,9 +58,14 @@ class WorkspaceRepo:
         return repo
 
     @property
+    def common_dir(self) -> Path:
+        """The git directory holding refs and objects (a linked worktree shares its main's)."""
+        return common_dir(Path(self.repo.path))
+
+    @property
     def objects_dir(self) -> Path:
         """Where the repository's objects are written (a linked worktree shares its main's)."""
-        return _common_dir(Path(self.repo.path)) / "objects"
+        return common_dir(Path(self.repo.path)) / "objects"
 
     def head_commit(self) -> pygit2.Oid | None:
         """The commit HEAD points at, or None on an unborn HEAD or in a shadow repository."""
@@ -104,7 +109,8 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
     )
 
 
-def _common_dir(git_dir: Path) -> Path:
+def common_dir(git_dir: Path) -> Path:
+    """Where refs and objects live: a linked worktree's git directory names the main one."""
     common = git_dir / "commondir"
     if common.exists():
         return (git_dir / common.read_text().strip()).resolve()
@@ -133,7 +139,7 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
             raise NoWorkspace(f"{path} is in a bare git repository, which has no work tree")
         if repo.workdir:
             git_dir = Path(repo.path).resolve()
-            common = _common_dir(git_dir)
+            common = common_dir(git_dir)
             linked = git_dir != common
             return WorkspaceRepo(
                 root=Path(repo.workdir).resolve(),

@@ -19,8 +19,9 @@ from typing import Any
 
 import pygit2
 
-from ..core.gitrefs import delete_ref, set_ref
-from ..core.repository import WorkspaceRepo
+from ..core.gitrefs import delete_ref, is_damaged_ref, set_aside_damaged_ref, set_ref
+from ..core.repository import REF_ROOT, WorkspaceRepo
+from ..errors import RequestFailed
 from ..results import RepositoryState, Rescued, SkippedPath, Turn
 from . import timeline_objects
 
@@ -215,6 +216,27 @@ class Timeline:
         )
 
 
+#: What reading a timeline that is not one raises: a loose ref file that does not parse,
+#: a ref naming a blob or another commit, a `session.json` that is not the timeline's.
+_UNREADABLE = (KeyError, ValueError, TypeError, AttributeError, pygit2.GitError)
+
+
+class DamagedTimeline(RequestFailed):
+    """A session's timeline that does not read back (its ref or objects damaged by hand,
+    or by a crash on a disk that lost writes): said plainly, never an internal error."""
+
+    def __init__(self, session: str, ref: str, cause: Exception) -> None:
+        said = str(cause) if ref in str(cause) else f"{ref}: {cause}"
+        #: What failed to read, for a caller that sets the timeline aside.
+        self.cause = said
+        super().__init__(
+            f"The timeline of session '{session}' cannot be read ({said}). Other "
+            "sessions are unaffected; the next capture into this session sets the damaged "
+            "timeline aside (nothing is deleted) and starts the session over.",
+            session=session,
+        )
+
+
 class TimelineStore:
     """Reads and writes timelines; callers hold the repository lock for writes."""
 
@@ -232,13 +254,33 @@ class TimelineStore:
         return self.sessions_prefix + encode_session(session)
 
     def load(self, session: str) -> Timeline | None:
+        """The session's timeline; None if it has none; DamagedTimeline if it does not read."""
+        name = self.ref_name(session)
         try:
-            ref = self.repo.references.get(self.ref_name(session))
-        except (pygit2.GitError, ValueError):
-            return None
+            ref = self.repo.references.get(name)
+            if ref is None:
+                return None
+            return self._read(ref.target)
+        except _UNREADABLE as error:
+            raise DamagedTimeline(session, name, error) from None
+
+    def set_aside(self, session: str) -> str:
+        """Moves a damaged timeline's ref out of the sessions, never deleting what it names
+        (a ref that parses goes under `refs/turnback/retired/`, a loose ref file that does
+        not is moved out of the refs); the session then starts over. Returns where."""
+        name = self.ref_name(session)
+        aside = f"{REF_ROOT}/retired/damaged-{time.time_ns()}/{encode_session(session)}"
+        try:
+            ref = self.repo.references.get(name)
+        except pygit2.GitError as error:
+            if is_damaged_ref(error) and set_aside_damaged_ref(self.repo, name):
+                return f"{self.ws.common_dir / 'turnback' / 'damaged-refs'}"
+            raise
         if ref is None:
-            return None
-        return self._read(ref.target)
+            return name
+        set_ref(self.repo, aside, ref.resolve().target, "set aside a damaged timeline")
+        delete_ref(self.repo, name, "set aside a damaged timeline")
+        return aside
 
     def _read(self, oid: pygit2.Oid) -> Timeline:
         data, layout = timeline_objects.read(self.repo, self.repo[oid], self._layouts.get(oid))
@@ -258,7 +300,7 @@ class TimelineStore:
         for target in self._targets():
             try:
                 out.append(self._read(target))
-            except (KeyError, ValueError, pygit2.GitError):
+            except _UNREADABLE:
                 continue
         return out
 
@@ -269,7 +311,7 @@ class TimelineStore:
         for target in self._targets():
             try:
                 header = timeline_objects.read_header(self.repo, self.repo[target])
-            except (KeyError, ValueError, pygit2.GitError):
+            except _UNREADABLE:
                 continue
             if isinstance(header, dict) and isinstance(header.get("session"), str):
                 out.append(header)

@@ -101,7 +101,13 @@ class PrivateIndex:
         except BaseException:
             wait([loading])  # the load must not outlive this capture's error
             raise
-        index = loading.result()
+        try:
+            index = loading.result()
+        except pygit2.GitError:
+            # Only turnback writes this file, whole, by rename: one that does not read is
+            # damaged (a crash on a real disk, a full disk), and only a cache: start over.
+            index = None
+            self.path.unlink(missing_ok=True)
         lent = planned and index is not None and self._is_the_seed(index)
         if index is not None:
             index = self._adopt(index)
@@ -222,13 +228,13 @@ class PrivateIndex:
 
     def _anchored_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
         """This index's tree when the anchor ref holds it, so gc kept all it names."""
-        ref = self.ws.repo.references.get(self.anchor_ref)
-        if ref is None:
-            return None
         try:
+            ref = self.ws.repo.references.get(self.anchor_ref)
+            if ref is None:
+                return None
             anchored = self.ws.repo[ref.target].tree_id
         except (pygit2.GitError, KeyError, ValueError):
-            return None
+            return None  # gone, or damaged (an empty ref file): the cache starts over
         tree = self.written_tree(index)
         self._anchored = tree == anchored
         return tree if self._anchored else None
@@ -250,7 +256,10 @@ class PrivateIndex:
         is not written again when it already names `commit` (a capture with no change).
         Through `repo` when another thread writes it (heldobjects.py)."""
         repo = repo or self.ws.repo
-        ref = repo.references.get(self.anchor_ref)
+        try:
+            ref = repo.references.get(self.anchor_ref)
+        except pygit2.GitError:
+            ref = None  # damaged (an empty ref file after a crash): written anew
         if ref is None or ref.target != commit:
             set_ref(repo, self.anchor_ref, commit, "scan cache anchor")
         self._anchored = True
