@@ -279,3 +279,57 @@ def test_seed_rehashes_only_entries_that_may_differ(tmp_path: Path):
         "a.sh",
         "b.md",
     ]
+
+
+# Proves a file the user saves while an undo runs (after the undo saved what it replaces,
+# before it writes that file) is left as the user saved it and reported kept, never
+# overwritten: the rename landed on an editor's save, whose bytes were then nowhere.
+def test_file_saved_during_an_undo_is_left_alone(tmp_path: Path, monkeypatch):
+    from turnback.restore.workwriter import WorkWriter
+
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n", "z.txt": "z\n"})
+    engine = Engine(str(root), Settings())
+    try:
+        engine.capture(label="turn")
+        write(root, "a.txt", "agent a\n")
+        write(root, "z.txt", "agent z\n")
+        engine.capture(phase="after")
+        real_write = WorkWriter.write
+
+        def user_saves_meanwhile(self, path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            if path == "a.txt":
+                (root / "z.txt").write_text("the user's save\n")  # written after a.txt
+            return real_write(self, path, *args, **kwargs)
+
+        monkeypatch.setattr(WorkWriter, "write", user_saves_meanwhile)
+        result = to_wire(engine.undo())
+    finally:
+        engine.close()
+    assert (root / "a.txt").read_text() == "a\n"
+    assert (root / "z.txt").read_text() == "the user's save\n"
+    assert {"path": "z.txt", "reason": "changedDuringRestore"} in result["kept"]
+    assert [f["path"] for f in result["files"]] == ["a.txt"]
+
+
+# Proves a first capture of a repository tracking a file name that is not UTF-8, with a
+# line-ending conversion on, works (pygit2 asked its attributes in strict UTF-8: an
+# internal error on every first capture), and undo puts the file's bytes back.
+def test_first_capture_with_a_non_utf8_tracked_name_and_autocrlf(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git(root, "config", "core.autocrlf", "true")
+    name = os.fsencode(root) + b"/caf\xe9.txt"
+    with open(name, "wb") as handle:
+        handle.write(b"x\r\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "latin-1 name")
+    engine = Engine(str(root), Settings())
+    try:
+        engine.capture(label="turn")
+        with open(name, "wb") as handle:
+            handle.write(b"agent\r\n")
+        engine.capture(phase="after")
+        engine.undo()
+    finally:
+        engine.close()
+    with open(name, "rb") as handle:
+        assert handle.read() == b"x\r\n"

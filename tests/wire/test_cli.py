@@ -346,3 +346,23 @@ def test_cli_damaged_timeline_is_named_and_set_aside(repo: Path, damage: str):
         assert kept.stdout.strip() == blob
     else:
         assert list((repo / ".git/turnback/damaged-refs").iterdir())
+
+
+# Ensures a journal left by an undo killed midway that no longer reads (its ref file
+# emptied, as a disk that lost writes leaves it) is set aside with a message, instead of
+# every later command answering an internal error, for good.
+def test_cli_damaged_journal_is_set_aside(repo: Path):
+    cli_json(repo, "capture", "--label", "t1")
+    write(repo, "src/app.py", "print('agent')\n")
+    write(repo, "README.md", "agent readme\n")
+    cli_json(repo, "capture", "--phase", "after")
+    killed = run_cli(repo, "undo", env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": "2"})
+    assert killed.returncode != EXIT_OK
+    journal = repo / ".git/refs/turnback/main/journal"
+    journal.write_bytes(b"")
+    listed = run_cli(repo, "list")
+    assert listed.returncode == EXIT_OK and "internal error" not in listed.stderr
+    assert "journal of an interrupted restore could not be read" in listed.stderr
+    assert not journal.exists()
+    assert list((repo / ".git/turnback/damaged-refs").iterdir())
+    assert cli_json(repo, "capture", "--label", "t2")["turn"] == 2

@@ -59,7 +59,7 @@ def set_ref(repo: pygit2.Repository, name: str, target: pygit2.Oid, step: str) -
     try:
         with_ref_lock_retry(lambda: repo.references.create(name, target, force=True), name)
     except pygit2.GitError as error:
-        if not is_damaged_ref(error) or not set_aside_damaged_ref(repo, name):
+        if not is_damaged_ref(error) or set_aside_damaged_ref(repo, name) is None:
             raise
         with_ref_lock_retry(lambda: repo.references.create(name, target, force=True), name)
     faults.step(step)
@@ -79,17 +79,43 @@ def is_damaged_ref(error: Exception) -> bool:
     return "corrupted loose reference" in str(error)
 
 
-def set_aside_damaged_ref(repo: pygit2.Repository, name: str) -> bool:
+def set_aside_damaged_ref(repo: pygit2.Repository, name: str) -> Path | None:
     """Moves one of turnback's own loose ref files that does not parse out of the refs
     (libgit2 can neither read, replace nor delete it) into the repository's
-    `turnback/damaged-refs`, never deleting its bytes. False when there is none."""
+    `turnback/damaged-refs`, never deleting its bytes; where it went, None if nowhere."""
     if not name.startswith("refs/turnback/"):
-        return False
+        return None
     common = common_dir(Path(repo.path))
     loose = common / name
     if not loose.is_file():
-        return False
+        return None
     aside = common / "turnback" / "damaged-refs"
     aside.mkdir(parents=True, exist_ok=True)
-    os.replace(loose, aside / f"{name.replace('/', '%')}.{time.time_ns()}")
-    return True
+    moved = aside / f"{name.replace('/', '%')}.{time.time_ns()}"
+    os.replace(loose, moved)
+    return moved
+
+
+def set_aside_ref(repo: pygit2.Repository, name: str) -> str:
+    """Moves a ref of turnback's whose contents do not read out of the way, keeping what
+    it names: renamed under `refs/turnback/retired/damaged-<time>/` when the ref itself
+    parses, else its file moved (see above). Returns where it went."""
+    aside = f"refs/turnback/retired/damaged-{time.time_ns()}/{name.removeprefix('refs/turnback/')}"
+    try:
+        ref = repo.references.get(name)
+    except pygit2.GitError as error:
+        moved = set_aside_damaged_ref(repo, name) if is_damaged_ref(error) else None
+        if moved is None:
+            raise
+        return str(moved)
+    if ref is None:
+        return name
+    try:
+        set_ref(repo, aside, ref.target, "set aside a damaged ref")
+    except pygit2.GitError:  # it names an object that is gone or does not read
+        moved = set_aside_damaged_ref(repo, name)
+        if moved is None:
+            raise
+        return str(moved)
+    delete_ref(repo, name, "set aside a damaged ref")
+    return aside

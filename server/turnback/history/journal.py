@@ -19,10 +19,14 @@ from typing import Any
 
 import pygit2
 
-from ..core.gitrefs import delete_ref, set_ref
+from ..core.gitrefs import delete_ref, set_aside_ref, set_ref
 from ..core.objectwrites import write_blob, write_commit, written
 from ..core.treeops import Entry
 from .timeline import signature
+
+
+class DamagedJournal(Exception):
+    """The journal of an interrupted restore does not read back."""
 
 
 @dataclass
@@ -63,9 +67,22 @@ class Journal:
         return intent.id
 
     def pending(self) -> Intent | None:
-        ref = self.repo.references.get(self.ref)
-        if ref is None:
-            return None
+        """The intent of a restore a crash interrupted; None when there is none, and
+        DamagedJournal when its ref or objects do not read (a disk that lost writes)."""
+        try:
+            ref = self.repo.references.get(self.ref)
+            if ref is None:
+                return None
+            return self._read(ref)
+        except (KeyError, ValueError, TypeError, AttributeError, pygit2.GitError) as error:
+            raise DamagedJournal(f"{type(error).__name__}: {error}") from None
+
+    def set_aside(self) -> str:
+        """Moves a damaged journal out of the way (never deleting what it names), so that
+        operations go on; returns where it went."""
+        return set_aside_ref(self.repo, self.ref)
+
+    def _read(self, ref: pygit2.Reference) -> Intent:
         commit = self.repo[ref.target]
         data: dict[str, Any] = json.loads(self.repo[commit.tree["journal.json"].id].data)
         return Intent(

@@ -19,8 +19,8 @@ from typing import Any
 
 import pygit2
 
-from ..core.gitrefs import delete_ref, is_damaged_ref, set_aside_damaged_ref, set_ref
-from ..core.repository import REF_ROOT, WorkspaceRepo
+from ..core.gitrefs import delete_ref, set_aside_ref, set_ref
+from ..core.repository import WorkspaceRepo
 from ..errors import RequestFailed
 from ..results import RepositoryState, Rescued, SkippedPath, Turn
 from . import timeline_objects
@@ -268,19 +268,7 @@ class TimelineStore:
         """Moves a damaged timeline's ref out of the sessions, never deleting what it names
         (a ref that parses goes under `refs/turnback/retired/`, a loose ref file that does
         not is moved out of the refs); the session then starts over. Returns where."""
-        name = self.ref_name(session)
-        aside = f"{REF_ROOT}/retired/damaged-{time.time_ns()}/{encode_session(session)}"
-        try:
-            ref = self.repo.references.get(name)
-        except pygit2.GitError as error:
-            if is_damaged_ref(error) and set_aside_damaged_ref(self.repo, name):
-                return f"{self.ws.common_dir / 'turnback' / 'damaged-refs'}"
-            raise
-        if ref is None:
-            return name
-        set_ref(self.repo, aside, ref.resolve().target, "set aside a damaged timeline")
-        delete_ref(self.repo, name, "set aside a damaged timeline")
-        return aside
+        return set_aside_ref(self.repo, self.ref_name(session))
 
     def _read(self, oid: pygit2.Oid) -> Timeline:
         data, layout = timeline_objects.read(self.repo, self.repo[oid], self._layouts.get(oid))
@@ -338,7 +326,11 @@ class TimelineStore:
         self.commit(timeline.session, self.prepare(timeline))
 
     def ref_target(self, session: str) -> str | None:
-        ref = self.repo.references.get(self.ref_name(session))
+        """The commit the session's ref names; None if none, or if the ref does not read."""
+        try:
+            ref = self.repo.references.get(self.ref_name(session))
+        except pygit2.GitError:
+            return None  # damaged: `load` says so plainly
         return str(ref.target) if ref is not None else None
 
     def commit(self, session: str, commit: str) -> None:

@@ -8,6 +8,7 @@ except a file the user changed meanwhile, which is theirs and left as it is.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ from ..core.worktree import UnsafePath, check_path, under_real_dirs
 from ..results import FileAction, KeptFile
 from ..snapshot.untracked import UNREADABLE
 from .workwriter import ChangedMeanwhile, WorkWriter
+
+#: A kept reason: the user changed the file after the restore saved it, before it wrote.
+CHANGED_DURING_RESTORE = "changedDuringRestore"
 
 MODIFIED = "modified"
 CREATED = "created"
@@ -282,17 +286,33 @@ def apply_plan(
     writes: dict[str, Entry | None],
     saved: pygit2.Tree,
     target_tree: Callable[[str], bool],
-) -> None:
-    """Deletes first (deepest first), then writes; rolls back from `saved` on failure."""
+) -> list[str]:
+    """Deletes first (deepest first), then writes; rolls back from `saved` on failure.
+
+    Each path is written only while it still holds what the saved state holds, checked
+    again at the last moment before the rename or unlink: a file the user saved after the
+    restore's capture read it (an editor saving during a 1,500-file undo) is left as it
+    is, never overwritten unsaved. Returns those paths, which the restore did not change.
+    """
     written = 0
+    left: list[str] = []
+    saved_entries = entries_at(saved, writes)
     try:
         for path in _write_order(writes):
             entry = writes[path]
-            if entry is None:
-                writer.delete(path, target_tree)
-            else:
-                writer.write(path, entry)
+            now = look(writer.root, path)
+            try:
+                if not now.matches(saved_entries[path]):
+                    raise ChangedMeanwhile(errno.EBUSY, "changed since it was saved", path)
+                if entry is None:
+                    writer.delete(path, target_tree, expect=now.stamp)
+                else:
+                    writer.write(path, entry, expect=now.stamp)
+            except ChangedMeanwhile:
+                left.append(path)
+                continue
             written += 1
     except (OSError, UnsafePath, pygit2.GitError) as error:
         undone = roll_back(writer, writes, saved)
         raise RestoreError(path, error, undone.failed is None, written, undone.kept) from error
+    return left

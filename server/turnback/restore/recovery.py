@@ -15,6 +15,7 @@ from ..core.durability import make_durable
 from ..core.repository import WorkspaceRepo
 from ..errors import RestoreFailed
 from ..history.context import Context
+from ..history.journal import DamagedJournal
 from ..history.timeline import RECOVERY_KEPT
 from .plan import describe, roll_back
 from .workwriter import WorkWriter, sweep_staging
@@ -35,7 +36,17 @@ def recover(ctx: Context) -> None:
 
     What it did is appended to `ctx.recovered`, for the front to tell the user.
     """
-    intent = ctx.journal.pending()
+    try:
+        intent = ctx.journal.pending()
+    except DamagedJournal as damaged:
+        # Every operation recovers first: a journal that never reads would refuse them all.
+        where = ctx.journal.set_aside()
+        ctx.recovered.append(
+            f"The journal of an interrupted restore could not be read ({damaged}); it was "
+            f"set aside ({where}), and nothing was rolled back: the files that restore "
+            "wrote stay as they are."
+        )
+        intent = None
     if intent is None:
         sweep_staging(staging_dir(ctx.ws))  # renames a power loss undid
         return

@@ -26,7 +26,15 @@ from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY, UNREADABLE
 from . import recovery
-from .plan import Plan, RestoreError, Step, apply_plan, compose, make_plan
+from .plan import (
+    CHANGED_DURING_RESTORE,
+    Plan,
+    RestoreError,
+    Step,
+    apply_plan,
+    compose,
+    make_plan,
+)
 from .repositories import REPOSITORY_CREATED, is_held, repository_notes
 
 __all__ = ["RestoreOptions", "Restorer"]
@@ -147,7 +155,7 @@ class Restorer:
         writer = recovery.writer(ctx, ctx.journal.begin(intent))
         saved = ctx.repo[snap.tree]
         try:
-            apply_plan(writer, plan.writes, saved, lambda d: is_dir_in(final_target, d))
+            left = apply_plan(writer, plan.writes, saved, lambda d: is_dir_in(final_target, d))
         except RestoreError as failed:
             if failed.rolled_back:
                 ctx.journal.end()  # else the next operation's recovery retries the rollback
@@ -159,6 +167,9 @@ class Restorer:
                 saved=saved_commit,
                 kept=failed.kept,
             ) from failed
+        if left:  # the user saved these after they were saved: theirs, left as they are
+            plan.kept += [KeptFile(path, CHANGED_DURING_RESTORE) for path in left]
+            plan.actions = [a for a in plan.actions if a.path not in set(left)]
         make_durable(writer.touched)
         try:
             ctx.store.commit(timeline.session, prepared)

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import pygit2
 
 from ..core import indexfile
+from ..core.gitpaths import is_utf8
 from ..core.indexfile import ASSUME_UNCHANGED, GITLINK, SKIP_WORKTREE
 from ..core.pygit2_internals import entry_at, entry_path
 
@@ -167,7 +168,9 @@ def _convertible(
     for path in paths:
         if path in chosen:
             continue
-        if repo.load_filter_list(path) is not None or (
+        if not is_utf8(path):
+            chosen.add(path)  # pygit2 asks libgit2 in strict UTF-8 only: hash it raw again
+        elif repo.load_filter_list(path) is not None or (
             drivers
             and (repo.get_attr(path, "filter") or repo.get_attr(path, "working-tree-encoding"))
         ):
