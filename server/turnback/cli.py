@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = _Parser(prog="turnback", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"turnback {__version__}")
+    parser.add_argument(
+        "-C", dest="folder_first", metavar="DIR", help="run as if started in DIR (as git -C)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
@@ -284,7 +287,7 @@ def _metadata(text: str | None) -> Any:
         return None
     try:
         metadata = json.loads(text)
-    except json.JSONDecodeError as error:
+    except ValueError as error:  # not JSON, or an integer past Python's 4,300 digits
         raise InvalidParams("metadata", f"is not valid JSON ({error})") from None
     if not isinstance(metadata, dict):
         raise InvalidParams("metadata", "must be a JSON object")
@@ -336,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_hook(argv[1:])
     args = _parser().parse_args(argv)
+    if args.folder_first is not None and getattr(args, "workspace", ".") == ".":
+        args.workspace = args.folder_first  # `turnback -C DIR list`, in git's order
     if args.command == "hooks":
         from .hooks.command import hooks_command
 

@@ -10,6 +10,7 @@ few collaborators they need, never the engine.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -38,11 +39,13 @@ from .history.prune import parse_age
 from .history.prune import prune as prune_timelines
 from .history.recording import open_turn, seal_turn
 from .history.timeline import (
+    MAX_ENCODED_SESSION,
     MAX_SESSION_LENGTH,
     DamagedTimeline,
     Timeline,
     TimelineStore,
     TurnRecord,
+    encode_session,
     now_rfc3339,
 )
 from .history.worktrees import claim_refs
@@ -75,6 +78,14 @@ def check_session(session: Any) -> str | None:
         raise InvalidParams("session", "must be a non-empty string")
     if len(session) > MAX_SESSION_LENGTH or "\0" in session:
         raise InvalidParams("session", f"must be at most {MAX_SESSION_LENGTH} characters, no NUL")
+    if len(encode_session(session)) > MAX_ENCODED_SESSION:
+        # A ref's file name: 255 bytes at most, with room for git's ".lock".
+        raise InvalidParams(
+            "session",
+            f"is too long once stored ({len(encode_session(session))} bytes of "
+            f"{MAX_ENCODED_SESSION}: each character but A-Z, a-z, 0-9, _ and - takes 3 per "
+            "UTF-8 byte)",
+        )
     return session
 
 
@@ -84,21 +95,37 @@ def check_session(session: Any) -> str | None:
 MAX_METADATA_DEPTH = 64
 
 
-def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
+def _check_metadata(value: Any) -> None:
+    """Metadata every front can send back: JSON has no NaN or Infinity (a list holding
+    one was answered as invalid JSON from then on), nor lone surrogates, and a client's
+    parser stops somewhere below 100 levels."""
+    stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
         if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            stack.extend(
-                (child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
-            )
-    return deepest
+            if level > MAX_METADATA_DEPTH:
+                raise InvalidParams(
+                    "metadata", f"must nest at most {MAX_METADATA_DEPTH} levels deep"
+                )
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InvalidParams("metadata", "holds NaN or Infinity, which JSON cannot carry")
+        elif isinstance(item, str) and not _is_unicode(item):
+            raise InvalidParams("metadata", "must be valid Unicode (it holds a lone surrogate)")
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_capture(phase: Any, label: Any, turn: Any, metadata: Any = None) -> None:
-    if metadata is not None and _depth(metadata) > MAX_METADATA_DEPTH:
-        raise InvalidParams("metadata", f"must nest at most {MAX_METADATA_DEPTH} levels deep")
+    if metadata is not None:
+        _check_metadata(metadata)
     if phase not in ("before", "after"):
         raise InvalidParams("phase", 'must be "before" or "after"')
     if label is not None and not isinstance(label, str):

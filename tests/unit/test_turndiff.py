@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from pygit2.enums import FileMode
 
 from helpers.trees import drop_loose_object, tree_of
-from turnback.diff.turndiff import changed_files, diff_trees, libgit2_deltas, turn_deltas
+from turnback.diff.turndiff import (
+    changed_files,
+    diff_trees,
+    libgit2_deltas,
+    relative_path,
+    turn_deltas,
+)
+from turnback.errors import InvalidParams
 
 #: Names whose full paths sort apart from their directories ("a.c" < "a/x" < "a0", as
 #: git's tree order has it), files replacing directories ("a", "a/c"), directories
@@ -96,16 +103,17 @@ def test_edits_and_additions_skip_shared_subtrees(tmp_path: Path):
         libgit2_deltas(repo, old, new)
 
 
-# Ensures a file added beside the edited file it copies is a copy of it when
-# `diff.renames = copies` (libgit2 pairs them), and an addition otherwise.
+# Ensures a file added beside the edited file it copies is an addition, also when
+# `diff.renames = copies` pairs them in libgit2 (it was "modified", with the other
+# file's hunks under its own name, a status protocol.md does not have for a new file).
 @pytest.mark.parametrize(
     ("rule", "expected"),
     [
         ("true", [("modified", "a", "a"), ("added", "b", "b")]),
-        ("copies", [("modified", "a", "a"), ("modified", "a", "b")]),
+        ("copies", [("modified", "a", "a"), ("added", "b", "b")]),
     ],
 )
-def test_an_added_copy_follows_the_config(tmp_path: Path, rule: str, expected: list):
+def test_an_added_copy_is_an_addition(tmp_path: Path, rule: str, expected: list):
     repo = pygit2.init_repository(str(tmp_path), bare=True)
     repo.config["diff.renames"] = rule
     old = _tree(repo, {"a": (0, FileMode.BLOB)})
@@ -113,3 +121,30 @@ def test_an_added_copy_follows_the_config(tmp_path: Path, rule: str, expected: l
     deltas = turn_deltas(repo, old, new)
     assert [(d.status, d.old_path, d.new_path) for d in deltas] == expected
     assert deltas == libgit2_deltas(repo, old, new)
+
+
+# Ensures every spelling of a path inside the workspace names it: `..` inside it (refused
+# as outside), `file://localhost/`, RFC 8089's `file:/x`, an upper-case scheme (matched
+# nothing), and an escaped byte that is not UTF-8, which reads back as the PEP 383 escape
+# turnback's own results use (it read as U+FFFD, so its own `workTree` failed).
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        "sub/../f.txt",
+        "/ws/sub/../f.txt",
+        "file:///ws/sub/../f.txt",
+        "file://localhost/ws/f.txt",
+        "file:/ws/f.txt",
+        "FILE:///ws/f.txt",
+    ],
+)
+def test_path_spellings_inside_the_workspace(spelled: str):
+    assert relative_path(Path("/ws"), spelled) == "f.txt"
+
+
+# Ensures the same for an escaped byte that is not UTF-8, and that `..` past the root is
+# still outside.
+def test_escaped_bytes_that_are_not_utf8():
+    assert relative_path(Path("/ws"), "file:///ws/caf%E9.txt") == "caf\udce9.txt"
+    with pytest.raises(InvalidParams):
+        relative_path(Path("/ws"), "sub/../../f.txt")

@@ -114,6 +114,37 @@ def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str
     assert cli_json(repo, "list")["turns"] == []
 
 
+# Ensures odd but well-formed input is bad input naming the field (exit 2), where each was
+# an internal error (exit 3) or stored something no front could send back: NaN in
+# metadata, an integer past Python's 4,300 digits, a session whose ref name would pass the
+# file name limit, dates past year 9999 in UTC, a turn in superscript digits.
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("capture", "--metadata", '{"score": NaN}'), "metadata"),
+        (("capture", "--metadata", '{"n": ' + "9" * 5000 + "}"), "metadata"),
+        (("capture", "--session", "\u4e2d" * 30), "session"),
+        (("capture", "--session", "." * 100), "session"),
+        (("prune", "--older-than", "9999-12-31T23:59:59-05:00"), "olderThan"),
+        (("prune", "--older-than", "0001-01-01T00:00:00+05:00"), "olderThan"),
+        (("diff", "\u00b2"), "turn"),
+        (("undo", "--turn", "\u00b9\u00b2"), "turn"),
+    ],
+)
+def test_odd_input_is_exit_2(repo: Path, args: tuple[str, ...], field: str):
+    if args[0] != "capture":
+        cli_json(repo, "capture", "--label", "one")
+    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"'{field}'")
+
+
+# Ensures `-C DIR` also works before the command, in git's order.
+def test_folder_before_the_command(repo: Path, tmp_path: Path):
+    cli_json(repo, "capture", "--label", "one")
+    done = run_cli(tmp_path, "-C", str(repo), "list", "--json")
+    assert done.returncode == 0, done.stderr
+    assert '"label": "one"' in done.stdout
+
+
 # Ensures argparse's own usage errors are one line too, naming the option, exit 2.
 def test_usage_errors_are_one_line(repo: Path):
     _one_clear_line(*_run(repo, "undo", "-n", "many"), EXIT_USAGE, "-n/--count")

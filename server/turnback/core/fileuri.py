@@ -10,17 +10,23 @@ _DRIVE_LETTER_PATH = re.compile(r"^\/[a-zA-Z]:")
 
 
 def to_fs_path(uri: str) -> str | None:
-    """The file system path of a `file://` URI (None for any other scheme).
+    """The file system path of a `file:` URI (None for any other scheme).
 
     The same answer as `pygls.uris.to_fs_path`: UNC paths kept, Windows drive letters in
     lower case, the platform's separator.
     """
     try:
-        scheme, netloc, path = (parse.unquote(part) for part in parse.urlparse(uri)[:3])
+        # Escaped bytes that are not UTF-8 come back as the PEP 383 escapes turnback's own
+        # results use for them (its `workTree` of such a folder), not as U+FFFD.
+        scheme, netloc, path = (
+            parse.unquote(part, errors="surrogateescape") for part in parse.urlparse(uri)[:3]
+        )
     except TypeError:
         return None
     if scheme != "file":
         return None
+    if netloc.lower() == "localhost":
+        netloc = ""  # file://localhost/x is file:///x (RFC 8089)
     if netloc and path:
         value = f"//{netloc}{path}"  # a UNC path: file://share/c$/folder
     elif _DRIVE_LETTER_PATH.match(path):

@@ -33,9 +33,9 @@ def relative_path(root: Path, path: Any) -> str:
     """A work-tree-relative path from a relative path, an absolute path or a file URI."""
     if not isinstance(path, str) or not path or "\0" in path:
         raise InvalidParams("path", "must be a non-empty path or file URI")
-    if path.startswith("file://"):
+    if path[:5].lower() == "file:":
         path = to_fs_path(path) or ""
-    candidate = Path(path)
+    candidate = Path(os.path.normpath(path)) if path else Path(path)  # `sub/../f` as git does
     full = candidate if candidate.is_absolute() else root / candidate
     if not _inside(full, root):
         # Reached through a symlink (an editor that opened the folder by a linked path):
@@ -102,14 +102,14 @@ def turn_deltas(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tr
     A turn that edited, added or deleted a few files (the common one) is read from the
     subtrees that differ: libgit2's diff reads every tree of both sides, 20-60 ms at 100k
     files in a server whose object cache is bounded. A turn that may hold a rename (files
-    both added and deleted, or added where the config finds copies), a change of kind,
+    both added and deleted), a change of kind,
     a submodule or a name that is not UTF-8 goes to libgit2 and its rename detection.
     """
     changes = treeops.changed_entries(repo, old, new) if old is not None else None
     if changes is not None:
         deltas = [_walked_delta(path, was, now) for path, (was, now) in sorted(changes.items())]
         statuses = {delta.status for delta in deltas if delta is not None}
-        paired = {"added", "deleted"} <= statuses or ("added" in statuses and _finds_copies(repo))
+        paired = {"added", "deleted"} <= statuses
         if None not in deltas and not paired:
             return deltas  # type: ignore[return-value]
     return libgit2_deltas(repo, old, new)
@@ -141,16 +141,6 @@ def _walked_delta(path: str, was: treeops.Side, now: treeops.Side) -> Delta | No
     return None
 
 
-def _finds_copies(repo: pygit2.Repository) -> bool:
-    """Whether `find_similar` looks for copies too (`diff.renames = copies`), which pairs an
-    added file with an edited one."""
-    try:
-        rule = repo.config["diff.renames"]
-    except (KeyError, pygit2.GitError):
-        return False
-    return str(rule).lower() in ("copy", "copies")
-
-
 def libgit2_deltas(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
 ) -> list[Delta]:
@@ -159,6 +149,12 @@ def libgit2_deltas(
     deltas = []
     for delta in diff.deltas:
         before, after = delta.old_file, delta.new_file
+        if delta.status == DeltaStatus.COPIED:
+            # `diff.renames = copies` pairs a new file with a similar one: it is added, as
+            # git diff shows it by default (its hunks were the other file's, under its name).
+            mode = int(after.mode)
+            deltas.append(Delta("added", after.path, after.path, _NO_ID, 0, after.id, mode))
+            continue
         deltas.append(
             Delta(
                 _STATUS.get(delta.status, "modified"),

@@ -70,7 +70,10 @@ class Context:
     def tree(self, commit_hex: str | None) -> pygit2.Tree | None:
         if commit_hex is None:
             return None
-        return self.repo[pygit2.Oid(hex=commit_hex)].tree  # type: ignore[union-attr]
+        commit = self.repo[pygit2.Oid(hex=commit_hex)]
+        # `commit.tree` says "Unable to read tree" of a missing tree; a lookup by id says
+        # which object is missing (a KeyError the engine maps to ObjectMissing).
+        return self.repo[commit.tree_id]  # type: ignore[union-attr, return-value]
 
     def snapshot_commit(self, snap: Snapshot, message: str) -> str:
         """Commits a snapshot's tree (on top of HEAD, for `git log` readers); no ref names it."""

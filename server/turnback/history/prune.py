@@ -81,11 +81,11 @@ def parse_age(value: Any) -> str:
     """ "7d", "12h", "30m", "45s", "2w" or an RFC 3339 time → an RFC 3339 cutoff."""
     if not isinstance(value, str) or not value:
         raise InvalidParams("olderThan", 'must be a duration like "7d" or an RFC 3339 time')
-    if value[-1] in _UNITS and value[:-1].isdigit():
+    if value[-1] in _UNITS and value[:-1].isascii() and value[:-1].isdigit():
         try:
             span = timedelta(seconds=int(value[:-1]) * _UNITS[value[-1]])
             moment = datetime.now(timezone.utc) - span
-        except OverflowError:
+        except (OverflowError, ValueError):
             raise InvalidParams("olderThan", "is too far in the past") from None
         return rfc3339(moment)
     try:
@@ -96,4 +96,7 @@ def parse_age(value: Any) -> str:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return rfc3339(moment)
+    try:
+        return rfc3339(moment.astimezone(timezone.utc))
+    except OverflowError:  # 9999-12-31T23:59:59-05:00 is past the year 9999 in UTC
+        raise InvalidParams("olderThan", "is out of the range of dates") from None

@@ -30,6 +30,8 @@ UNDONE = "undone"
 DEFAULT_SESSION = "default"
 #: Session names become ref components: bounded, and encoded so any string is safe.
 MAX_SESSION_LENGTH = 200
+#: Bytes a session name may take in its ref's file name (255, less git's ".lock").
+MAX_ENCODED_SESSION = 250
 #: Rescued versions kept per session (newest win): enough for a day of forced restores,
 #: bounded so that a loop of them cannot keep every state alive for `git gc`.
 MAX_RESCUED = 20

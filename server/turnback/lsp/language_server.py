@@ -17,11 +17,12 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from .. import __version__
 from ..config import Settings, settings_from_json
 from ..core import memory
+from ..core.fileuri import to_fs_path
 from ..diff.turndiff import relative_path
 from ..engine import Engine
 from ..errors import InvalidParams, NoWorkspace, StorageFailed, TurnbackError

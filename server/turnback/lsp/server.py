@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
+from ..core.fileuri import to_fs_path
 from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
 from ..errors import InvalidParams, TurnbackError
