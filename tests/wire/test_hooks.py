@@ -255,6 +255,26 @@ def test_two_prompts_one_conversation(repo: Path):
     assert tree_state(repo) == start
 
 
+# Proves the hooks of one Codex turn run twice (installed for the user and the project:
+# Codex runs both) open one turn, not an "interrupted" one beside each real one, and the
+# next prompt (a new turn id) opens the next.
+def test_the_same_harness_turn_opens_one_turn(repo: Path):
+    before, after = _codex(repo)
+    for turn_id, change in (("turn-3", "one\n"), ("turn-4", "two\n")):
+        for _ in range(2):
+            assert (
+                run_hook(
+                    repo, "codex", "UserPromptSubmit", {**before, "turn_id": turn_id}
+                ).returncode
+                == 0
+            )
+        write(repo, "src/app.py", change)
+        for _ in range(2):
+            run_hook(repo, "codex", "Stop", {**after, "turn_id": turn_id})
+    turns = cli_json(repo, "list", "--session", "codex:019a-codex")["turns"]
+    assert [(t["turn"], t["progress"]) for t in turns] == [(2, "sealed"), (1, "sealed")]
+
+
 def _break_storage(root: Path) -> None:
     """The repository lock path becomes a directory: every capture fails (even as root)."""
     lock = root / ".git" / "turnback" / "lock"

@@ -158,6 +158,41 @@ def test_config_edge_cases(repo: Path, home: Path, tmp_path: Path):
     assert path.is_symlink() and dotfiles.read_text() == '{"model": "x"}\n'
 
 
+# Proves a config that is a dangling symlink (into a dotfiles folder not made yet) stays
+# one after uninstall, and the file install made through it is removed: uninstall deleted
+# the symlink and left the file holding turnback's hooks.
+def test_dangling_symlinked_config(repo: Path, home: Path, tmp_path: Path):
+    path = repo / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    dotfiles = tmp_path / "dotfiles" / "settings.json"
+    dotfiles.parent.mkdir()
+    path.symlink_to(dotfiles)
+    assert hooks_cli(repo, home, "install", "claude-code").returncode == 0
+    assert "turnback" in dotfiles.read_text()
+    assert hooks_cli(repo, home, "uninstall", "claude-code").returncode == 0
+    assert path.is_symlink() and not dotfiles.exists()
+
+
+# Proves a hook group edited by hand to hold turnback's hook beside the user's own command
+# counts as installed (install added a second turnback entry: two turns per prompt), and
+# uninstall takes out turnback's hook only, keeping the user's command.
+def test_hook_group_shared_with_the_users_command(repo: Path, home: Path):
+    turnback = find_harness("claude-code")
+    assert turnback is not None
+    ours = "turnback hook claude-code UserPromptSubmit"
+    mine = {"type": "command", "command": "echo mine"}
+    group = {"hooks": [mine, {"type": "command", "command": ours}]}
+    path = write(
+        repo, ".claude/settings.json", json.dumps({"hooks": {"UserPromptSubmit": [group]}})
+    )
+    assert hooks_cli(repo, home, "install", "claude-code").returncode == 0
+    prompt_hooks = json.loads(path.read_text())["hooks"]["UserPromptSubmit"]
+    assert len(prompt_hooks) == 1 and prompt_hooks[0]["hooks"][0] == mine
+    assert sum("turnback" in c for c in _commands(json.loads(path.read_text()))) == 4
+    assert hooks_cli(repo, home, "uninstall", "claude-code").returncode == 0
+    assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [{"hooks": [mine]}]}}
+
+
 # Proves a config turnback cannot parse is reported and never overwritten, by install
 # or by uninstall.
 @pytest.mark.parametrize("harness", list(JSON_CONFIGS))

@@ -32,4 +32,17 @@ def hooks_command(action: str, name: str | None, user: bool, workspace: str) -> 
     stream = sys.stdout if report.ok else sys.stderr
     for line in report.lines:
         print(line, file=stream)
+    started_here = _STARTED_HERE.get(harness.name) if action == "install" and not user else None
+    if report.ok and started_here and folder.resolve() != root.resolve():
+        print(
+            f"Note: {started_here} reads the project config of the folder it is started "
+            f"in: start it in {root} (not a subfolder), or install with --user for every "
+            "folder.",
+            file=sys.stderr,
+        )
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+#: Harnesses that read the project config only in the folder they start in (checked with
+#: their binaries: Claude Code and Gemini CLI started in a subfolder ran no hooks).
+_STARTED_HERE = {"claude-code": "Claude Code", "gemini": "Gemini CLI"}

@@ -90,6 +90,28 @@ def _note_path(cwd: str, session: str) -> Path:
     return state_dir(cwd) / "hooks" / _note_name(session)
 
 
+def claim_turn(cwd: str, session: str, harness_turn: str) -> bool:
+    """Whether this is the first "before" hook for the harness's turn `harness_turn`: False
+    for a second one (Codex runs the hooks of the user's and the project's config both, so
+    each prompt opened two turns). Claimed by creating a file, which only one can."""
+    stem = _note_name(session).removesuffix(".json")
+    key = hashlib.sha256(harness_turn.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    folder = state_dir(cwd) / "hooks"
+    claim = folder / f"{stem}.{key}.claim"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return not claim.exists()  # (a file where the folder goes: cannot tell, capture)
+    except OSError:
+        return True  # cannot tell: capture, as without a claim
+    os.close(fd)
+    for older in folder.glob(f"{stem}.*.claim"):
+        if older != claim:
+            older.unlink(missing_ok=True)
+    return True
+
+
 def user_state_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
     return Path(base) / "turnback"

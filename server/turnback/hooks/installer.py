@@ -101,9 +101,11 @@ def _handlers(entry: Any, shape: str) -> list[Any]:
 
 
 def _is_ours(entry: Any, shape: str, harness: Harness, event: str) -> bool:
-    handlers = _handlers(entry, shape)
-    return bool(handlers) and all(
-        isinstance(h, dict) and is_our_command(h.get("command"), harness, event) for h in handlers
+    """Whether the entry runs turnback's hook (beside the user's own commands, in a group
+    edited by hand: a second turnback entry would open two turns per prompt)."""
+    return any(
+        isinstance(h, dict) and is_our_command(h.get("command"), harness, event)
+        for h in _handlers(entry, shape)
     )
 
 
@@ -125,12 +127,44 @@ def _merged(data: dict[str, Any], spec: JsonTarget, harness: Harness) -> dict[st
         entries = hooks.setdefault(event, [])
         ours = [i for i, e in enumerate(entries) if _is_ours(e, spec.shape, harness, event)]
         if ours:
-            entries[ours[0]] = wanted
+            entries[ours[0]] = _with_handler(entries[ours[0]], wanted, spec.shape, harness, event)
             for index in reversed(ours[1:]):
-                del entries[index]
+                rest = _stripped(entries[index], spec.shape, harness, event)
+                if rest is None:
+                    del entries[index]
+                else:
+                    entries[index] = rest
         else:
             entries.append(wanted)
     return result
+
+
+def _with_handler(entry: Any, wanted: Any, shape: str, harness: Harness, event: str) -> Any:
+    """`entry` with turnback's handler made current, where its first one stood; the
+    user's own handlers in the same group are kept."""
+    if shape == "flat":
+        return wanted
+    handlers, placed = [], False
+    for handler in _handlers(entry, shape):
+        if isinstance(handler, dict) and is_our_command(handler.get("command"), harness, event):
+            if not placed:
+                handlers.append(wanted["hooks"][0])
+                placed = True
+        else:
+            handlers.append(handler)
+    return {**entry, "hooks": handlers}
+
+
+def _stripped(entry: Any, shape: str, harness: Harness, event: str) -> Any:
+    """`entry` without turnback's handlers; None when nothing else was in it."""
+    if shape == "flat":
+        return None
+    handlers = [
+        h
+        for h in _handlers(entry, shape)
+        if not (isinstance(h, dict) and is_our_command(h.get("command"), harness, event))
+    ]
+    return {**entry, "hooks": handlers} if handlers else None
 
 
 def _without(data: dict[str, Any], spec: JsonTarget, harness: Harness) -> dict[str, Any]:
@@ -143,9 +177,14 @@ def _without(data: dict[str, Any], spec: JsonTarget, harness: Harness) -> dict[s
         entries = hooks.get(event)
         if not isinstance(entries, list):
             continue
-        kept = [e for e in entries if not _is_ours(e, spec.shape, harness, event)]
-        if len(kept) == len(entries):
+        if not any(_is_ours(e, spec.shape, harness, event) for e in entries):
             continue
+        kept = []
+        for entry in entries:
+            ours = _is_ours(entry, spec.shape, harness, event)
+            rest = _stripped(entry, spec.shape, harness, event) if ours else entry
+            if rest is not None:
+                kept.append(rest)
         if kept:
             hooks[event] = kept
         else:
@@ -209,7 +248,7 @@ def _uninstall_json(spec: JsonTarget, harness: Harness, report: Report) -> None:
         report.lines.append(f"{spec.path}: put back as it was before install")
         return
     if remaining in ({}, spec.skeleton) and found != originals.EDITED_EXISTED:
-        spec.path.unlink()
+        Path(os.path.realpath(spec.path)).unlink()  # a symlinked config stays a symlink
         report.lines.append(f"{spec.path}: removed (it held only turnback's hooks)")
         return
     _write_atomic(spec.path, _dump(remaining))

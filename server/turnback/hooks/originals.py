@@ -74,7 +74,7 @@ def restore(config: Path, write: Any) -> str:
     if _current(config) != record["written"].encode("utf-8"):
         return EDITED_EXISTED if before is not None else EDITED_CREATED
     if before is None:
-        config.unlink()
+        Path(os.path.realpath(config)).unlink()  # through a symlink: the file install made
     else:
         write(config, base64.b64decode(before))
     return RESTORED

@@ -54,6 +54,13 @@ def _is_no_open_turn(error: BaseException) -> bool:
 
 
 def _before(call: HookCall) -> str | None:
+    # Codex runs the hooks of the user's config and the project's both (Claude Code drops
+    # a duplicate command itself): one turn id, one turn.
+    harness_turn = call.metadata.get("turnId")
+    if harness_turn is not None and not hookstate.claim_turn(
+        call.cwd, call.session, str(harness_turn)
+    ):
+        return None  # this turn's hook already ran (installed for the user and the project)
     # Until the turn is recorded, the note says so: an "after" then never seals an older turn.
     hookstate.write_note(call.cwd, call.session, {"error": "the snapshot did not finish"})
     try:
