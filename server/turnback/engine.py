@@ -22,7 +22,7 @@ import pygit2
 from .config import Settings
 from .core.locking import repository_lock
 from .core.repository import WorkspaceRepo, open_workspace
-from .core.treeops import entry_at
+from .core.treeops import Entry, entry_at
 from .diff import turndiff
 from .errors import (
     Cancelled,
@@ -121,6 +121,17 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _renamed_from(
+    repo: pygit2.Repository, before: pygit2.Tree | None, end: pygit2.Tree, path: str
+) -> Entry | None:
+    """The entry a turn renamed to `path`, as its diff pairs them (so that a lens on a file
+    the agent renamed and edited reverts the edit, not the whole file)."""
+    for delta in turndiff.turn_deltas(repo, before, end):
+        if delta.status == "renamed" and delta.new_path == path:
+            return entry_at(before, delta.old_path)
+    return None
 
 
 def _check_capture(phase: Any, label: Any, turn: Any, metadata: Any = None) -> None:
@@ -404,10 +415,13 @@ class Engine:
             if timeline is None or not timeline.active:
                 return None
             turn = timeline.active[-1]
-            start = entry_at(self.tree(turn.before), path)
+            before = self.tree(turn.before)
+            start = entry_at(before, path)
             end = self.ctx.end_tree(timeline, turn)
             if end is not None and entry_at(end, path) == start:
                 return None
+            if start is None and end is not None:
+                start = _renamed_from(self.repo, before, end, path)  # else: all of it "added"
             if start is None and end is None and self._never_captured(path):
                 return None  # a turn still open did not make what no snapshot would hold
             data = self.repo[pygit2.Oid(hex=start.oid)].data if start else None

@@ -308,6 +308,8 @@ class RawServer:
         )
         self.received: list[Any] = []
         self.unparsable: list[bytes] = []
+        #: Requests from the server left unanswered (a client that never answers them).
+        self.unanswered: set[str] = set()
         self._cond = threading.Condition()
         self._ids = 1000
         self.stderr_tail: list[bytes] = []
@@ -353,7 +355,8 @@ class RawServer:
             except ValueError:
                 self.unparsable.append(body)
                 continue
-            if isinstance(message, dict) and "method" in message and "id" in message:
+            asked = isinstance(message, dict) and "method" in message and "id" in message
+            if asked and message["method"] not in self.unanswered:
                 self.write({"jsonrpc": "2.0", "id": message["id"], "result": None})
             with self._cond:
                 self.received.append(message)

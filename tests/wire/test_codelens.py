@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -79,8 +80,9 @@ def arguments(lens: types.CodeLens) -> list:
 
 
 def apply_text_edit(text: str, edit: types.TextEdit) -> str:
-    """Applies one LSP TextEdit the way an editor does (UTF-16 columns, end of line clamps)."""
-    lines = text.splitlines(keepends=True)
+    """Applies one LSP TextEdit the way an editor does (lines end at `\n`, `\r\n` and a lone
+    `\r` only; UTF-16 columns; end of line clamps)."""
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
     def offset(position: types.Position) -> int:
         if position.line >= len(lines):
@@ -198,6 +200,12 @@ REVERT_CASES = {
     "deleted-last-line-no-final-newline": ("a\nb\nc", "a\nb"),
     "non-ascii": ("größe = 1\nemoji = '🙂'\n", "größe = 2\nemoji = '🙂'\n"),
     "file-added-by-agent": (None, "print('new')\n"),
+    # Characters Python's splitlines ends lines at, LSP and the diff do not (or, a lone
+    # `\r`, LSP does and the diff does not): the lines below them were shifted.
+    "form-feed-above": ("x\n\f\ny\nz\nw\n", "x\n\f\ny\nz\nW\n"),
+    "u2028-above": ("s = 'p\u2028q'\nb\nc\nd\n", "s = 'p\u2028q'\nb\nc\nD\n"),
+    "lone-cr-above": ("a\rb\nc\nd\n", "a\rb\nc\nD\n"),
+    "crlf": ("a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n"),
 }
 
 
@@ -211,7 +219,7 @@ async def test_revert_hunk_edge_cases(client, repo: Path):
             write(repo, rel, before)
         await request(client, "snapshot/capture", {"label": case})
         write(repo, rel, after)
-        uri = open_file(client, repo, rel)
+        uri = open_document(client, repo / rel, after, "python")  # its bytes, \r kept
         lenses = await code_lenses(client, uri)
         reverts = [lens for lens in lenses if lens.command.title == "Revert hunk"]
         assert len(reverts) == 1, case
@@ -222,6 +230,40 @@ async def test_revert_hunk_edge_cases(client, repo: Path):
         if apply_text_edit(after, edit) != (before or ""):
             wrong.append((case, edit))
     assert wrong == []
+
+
+# Ensures the lens on a file the agent renamed and edited reverts the edit, as the turn's
+# diff pairs the two names (it took the file as new: one hunk that emptied the document).
+async def test_revert_hunk_of_a_renamed_file(client, repo: Path):
+    received = install_apply_edit(client)
+    lines = "".join(f"line {i}\n" for i in range(20))
+    write(repo, "old.txt", lines)
+    await request(client, "snapshot/capture", {"label": "rename"})
+    (repo / "old.txt").unlink()
+    write(repo, "new.txt", lines.replace("line 10\n", "agent ten\n"))
+    await request(client, "snapshot/capture", {"phase": "after"})
+    uri = open_file(client, repo, "new.txt")
+    [revert] = [
+        lens for lens in await code_lenses(client, uri) if lens.command.title == "Revert hunk"
+    ]
+    assert (await execute(client, revert))["applied"] is True
+    [edit] = received[0].edit.document_changes[0].edits
+    assert apply_text_edit(read(repo, "new.txt"), edit) == lines
+
+
+# Ensures a lens drawn for an older turn is refused once a newer turn changed the file,
+# rather than putting back the newer turn's lines under the older turn's name.
+async def test_revert_hunk_of_an_older_turn_is_refused(client, repo: Path):
+    install_apply_edit(client)
+    await agent_turn(client, repo, seal=True)
+    uri = open_file(client, repo, "src/app.py")
+    [first, *_] = [
+        lens for lens in await code_lenses(client, uri) if lens.command.title == "Revert hunk"
+    ]
+    await request(client, "snapshot/capture", {"label": "t2"})
+    write(repo, "src/app.py", AGENT.replace("agent two", "agent TWO"))
+    result = await execute(client, first)
+    assert result["applied"] is False and "out of date" in result["message"]
 
 
 # ---- 17 undo turn ------------------------------------------------------------------------------

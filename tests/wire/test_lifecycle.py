@@ -7,12 +7,15 @@ frames themselves (reliability_support.RawServer) to send what a broken client w
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
 from reliability_support import RawServer  # noqa: E402
+
+from helpers import cli_json, git, read, write  # noqa: E402
 
 SERVER_NOT_INITIALIZED = -32002
 INVALID_REQUEST = -32600
@@ -96,3 +99,75 @@ def test_exit_right_behind_shutdown_exits_0(raw: RawServer, repo: Path):
     raw.write({"jsonrpc": "2.0", "id": raw.next_id(), "method": "shutdown"})
     raw.notify("exit", None)
     assert raw.proc.wait(15) == 0
+
+
+# Ensures `shutdown` arriving while an undo runs lets the undo finish and answers it with
+# its result: pygls's shutdown cancelled it, so the client heard "canceled" for an undo
+# that was then done.
+def test_shutdown_lets_an_undo_under_way_answer(repo: Path):
+    for n in range(1500):
+        write(repo, f"many/f{n}.txt", f"v1 {n}\n")
+    git(repo, "add", "many")
+    git(repo, "commit", "-q", "-m", "many files")
+    cli_json(repo, "capture", "--label", "turn")
+    for n in range(1500):
+        write(repo, f"many/f{n}.txt", f"agent {n}\n")
+    cli_json(repo, "capture", "--phase", "after")
+    raw = RawServer(repo)
+    try:
+        undo, shutdown = raw.next_id(), raw.next_id()
+        raw.write({"jsonrpc": "2.0", "id": undo, "method": "snapshot/undo", "params": {}})
+        raw.write({"jsonrpc": "2.0", "id": shutdown, "method": "shutdown"})
+        assert (raw.wait_response(shutdown, 60) or {}).get("result", "none") is None
+        answer = raw.wait_response(undo, 5)
+        assert answer is not None and answer["result"]["turnsUndone"] == 1, answer
+        raw.notify("exit", None)
+        assert raw.proc.wait(15) == 0
+    finally:
+        if raw.alive():
+            raw.proc.kill()
+    assert read(repo, "many/f0.txt") == "v1 0\n"
+
+
+# Ensures `shutdown` while a "Revert hunk" waits for the client's answer to its
+# workspace/applyEdit (a client shutting down will not answer it) answers null at once,
+# not an internal error with a traceback ("dictionary changed size during iteration").
+def test_shutdown_with_an_unanswered_apply_edit(repo: Path):
+    write(repo, "src/app.py", "one\ntwo\n")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "src/app.py", "one\nagent\n")
+    raw = RawServer(repo)
+    raw.unanswered.add("workspace/applyEdit")
+    try:
+        uri = (repo / "src/app.py").as_uri()
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": "one\nagent\n"}
+        raw.notify("textDocument/didOpen", {"textDocument": document})
+        [lens] = [
+            lens
+            for lens in raw.request("textDocument/codeLens", {"textDocument": {"uri": uri}})[
+                "result"
+            ]
+            if lens["command"]["title"] == "Revert hunk"
+        ]
+        revert = raw.next_id()
+        command = {"command": lens["command"]["command"], "arguments": lens["command"]["arguments"]}
+        raw.write(
+            {
+                "jsonrpc": "2.0",
+                "id": revert,
+                "method": "workspace/executeCommand",
+                "params": command,
+            }
+        )
+        deadline = time.monotonic() + 15
+        while not any(m.get("method") == "workspace/applyEdit" for m in list(raw.received)):
+            assert time.monotonic() < deadline, "no workspace/applyEdit"
+            time.sleep(0.05)
+        answer = raw.request("shutdown", None, timeout=10)
+        assert "result" in answer and answer["result"] is None, answer
+        assert "error" in (raw.wait_response(revert, 5) or {"error": "none"})
+        raw.notify("exit", None)
+        assert raw.proc.wait(15) == 0
+    finally:
+        if raw.alive():
+            raw.proc.kill()

@@ -477,6 +477,21 @@ async def test_unsaved_editor_changes_conflict(client, repo: Path):
     await _undo_refuses_over_an_unsaved_edit(client, repo, repo)
 
 
+# Ensures a document opened already unlike its file (a buffer VS Code's hot exit restores,
+# one edited before the server started) counts as unsaved: the undo took it as clean, as
+# of the version it opened with, and overwrote the file without a conflict. A document
+# opened as the file is, but with CRLF line ends or a BOM, is not.
+async def test_document_opened_with_unsaved_text_conflicts(client, repo: Path):
+    await capture(client)
+    write(repo, "README.md", "agent\n")
+    write(repo, "src/app.py", "print('agent')\n")
+    open_document(client, repo / "README.md", "restored, never saved\n", "markdown")
+    open_document(client, repo / "src/app.py", "\ufeffprint('agent')\r\n", "python")
+    data = await expect_conflict(client, "snapshot/undo")
+    assert data["files"] == ["README.md"]
+    assert read(repo, "README.md") == "agent\n"
+
+
 # Ensures the unsaved-changes check holds for a folder the editor opened by a symlinked
 # path: its documents' URIs name the link, where the workspace's root is resolved, and the
 # undo used to overwrite the unsaved file without a conflict.

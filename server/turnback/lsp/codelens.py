@@ -26,11 +26,45 @@ def hunks(path: str, before: bytes | None, text: str) -> tuple[Hunk, ...]:
 
 
 def _lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
+    """Lines as the diff splits them: at `\n` only, ends kept (`str.splitlines` also ends
+    lines at form feeds, U+2028 and lone `\r`, which shifted every hunk below one)."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
 
 
 def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
+
+
+class _Positions:
+    """LSP positions of the diff's lines. LSP ends a line at `\n`, `\r\n` and a lone
+    `\r`, the diff at `\n` only, so a lone `\r` above a hunk moves its LSP line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._starts: list[int] = []  # the LSP line each diff line starts on
+        at = 0
+        for line in lines:
+            self._starts.append(at)
+            at += line.count("\r") - line.endswith("\r\n") + line.endswith("\n")
+        self._count = at  # LSP line breaks in the whole text
+
+    def line(self, index: int) -> int:
+        """The LSP line where diff line `index` starts (past the end: the last one)."""
+        if index < len(self._starts):
+            return self._starts[index]
+        return max(self._count - (not self.lines or self.lines[-1].endswith("\n")), 0)
+
+    def at(self, index: int) -> types.Position:
+        """The position where diff line `index` starts, or the end of the text past it."""
+        if index < len(self.lines):
+            return types.Position(self._starts[index], 0)
+        tail = self.lines[-1] if self.lines else ""
+        if not tail or tail.endswith("\n"):
+            return types.Position(self._count, 0)
+        after_break = max(tail.rfind("\r"), -1) + 1  # a lone \r ends an LSP line too
+        return types.Position(self._count, _utf16_len(tail[after_break:]))
 
 
 def hunk_line(hunk: Hunk, line_count: int) -> int:
@@ -43,10 +77,14 @@ def lenses(
     uri: str, path: str, before: bytes | None, text: str, turn: Turn, workspace: str
 ) -> list[types.CodeLens]:
     out: list[types.CodeLens] = []
-    count = len(_lines(text))
+    found = hunks(path, before, text)
+    if not found:
+        return out
+    positions = _Positions(_lines(text))
+    count = len(positions.lines)
     target = {"workspace": workspace, "session": turn.session}
-    for hunk in hunks(path, before, text):
-        line = hunk_line(hunk, count)
+    for hunk in found:
+        line = positions.line(hunk_line(hunk, count))
         where = types.Range(types.Position(line, 0), types.Position(line, 0))
         revert = {"uri": uri, "turn": turn.id, **hunk_to_wire(hunk), **target}
         for title, command, args in (
@@ -87,21 +125,13 @@ def revert_edit(
         if old_lines
         else ""
     )
-    lines = _lines(text)
-    end_of_doc = types.Position(
-        max(len(lines) - 1, 0), _utf16_len(lines[-1].rstrip("\r\n")) if lines else 0
-    )
-    if lines and lines[-1].endswith("\n"):
-        end_of_doc = types.Position(len(lines), 0)
-
-    def position(line: int) -> types.Position:
-        return types.Position(line, 0) if line < len(lines) else end_of_doc
-
+    positions = _Positions(_lines(text))
+    lines = positions.lines
     if current.new_lines:
-        start = position(current.new_start - 1)
-        end = position(current.new_start - 1 + current.new_lines)
+        start = positions.at(current.new_start - 1)
+        end = positions.at(current.new_start - 1 + current.new_lines)
     else:
-        start = end = position(current.new_start)
+        start = end = positions.at(current.new_start)
         if current.new_start >= len(lines) and lines and not lines[-1].endswith("\n"):
             old_text = "\n" + old_text.rstrip("\n")
     return types.TextEdit(range=types.Range(start, end), new_text=old_text)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import traceback
 from collections.abc import Callable
@@ -268,3 +269,26 @@ class TurnbackServer(LanguageServer):
         )
         summary = f"Internal error: {type(error).__name__}: {error} (details in the log)"
         return to_rpc_error(TurnbackError(summary))  # reason INTERNAL: -32603, no data
+
+
+#: Files larger than this are taken as opened clean (reading them at every open costs more
+#: than the rare restored buffer is worth).
+_OPEN_CHECK_LIMIT = 8 * 1024 * 1024
+
+
+def opened_unsaved(path: str | None, text: str) -> bool:
+    """Whether a document opens with text its file does not hold. Line endings and a BOM
+    are the editor's to choose, and a file that is not UTF-8 cannot be compared with the
+    editor's reading of it: both count as the same (as every document did before)."""
+    if not path:
+        return False
+    try:
+        if os.path.getsize(path) > _OPEN_CHECK_LIMIT:
+            return False
+        on_disk = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return bool(text)  # a buffer for a file not written yet
+    except (OSError, UnicodeDecodeError):
+        return False
+    normal = on_disk.removeprefix("\ufeff").replace("\r\n", "\n")
+    return normal != text.removeprefix("\ufeff").replace("\r\n", "\n")

@@ -47,6 +47,7 @@ class TurnbackProtocol(CancelHook):
         self.initialize_received = False
         #: A `shutdown` request arrived: from then on only `exit` is obeyed.
         self.shutdown_received = False
+        self.shutdown_id: Any = None
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         # pygls calls this for every JSON object, nested ones too (metadata may hold a
@@ -106,6 +107,7 @@ class TurnbackProtocol(CancelHook):
             self.initialize_received = True  # only once its params were readable
         elif "id" in data and method == types.SHUTDOWN:
             self.shutdown_received = True
+            self.shutdown_id = msg_id
         return structured
 
     def _lifecycle_allows(self, method: str, is_request: bool, msg_id: Any) -> bool:

@@ -37,6 +37,25 @@ def request_finished(protocol: JsonRPCProtocol, msg_id: Any) -> bool:
     return future is not None and future.done()
 
 
+async def finish_requests(protocol: JsonRPCProtocol, shutdown_id: Any, timeout: float) -> None:
+    """Runs before pygls's `shutdown` cancels every pending request (and, cancelling the
+    futures of requests the server sent, changed the dict it iterates: an InternalError with
+    a traceback). Requests the server sent are cancelled here (a client shutting down will
+    not answer them); requests being handled run to their end, up to `timeout`, so an undo
+    under way is answered with its result, not "cancelled" after it was done."""
+    for msg_id, future in list(protocol._request_futures.items()):
+        if msg_id != shutdown_id and not future.done() and not isinstance(future, asyncio.Future):
+            future.cancel()
+    this = asyncio.current_task()  # (pygls keeps the shutdown handler's own task there too)
+    handling = [
+        future
+        for future in list(protocol._request_futures.values())
+        if isinstance(future, asyncio.Future) and not future.done() and future is not this
+    ]
+    if handling:
+        await asyncio.wait(handling, timeout=timeout)
+
+
 def mark_shut_down(protocol: LanguageServerProtocol) -> None:
     """Makes pygls's `exit` handler exit 0, as after a finished `shutdown`."""
     protocol._shutdown = True

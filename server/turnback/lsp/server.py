@@ -20,9 +20,10 @@ from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
 from ..errors import InvalidParams, TurnbackError
 from . import codelens
-from .language_server import TurnbackServer
+from .language_server import TurnbackServer, opened_unsaved
 from .params import Params
 from .progress import Progress
+from .pygls_internals import finish_requests
 
 logger = logging.getLogger(__name__)
 
@@ -180,8 +181,13 @@ async def on_initialized(ls: TurnbackServer, _params: types.InitializedParams) -
     ls.watcher.start()
 
 
+#: How long `shutdown` lets requests under way finish (a 2,000-file undo takes ~3 s).
+SHUTDOWN_WAIT = 30.0
+
+
 @feature(types.SHUTDOWN)
 async def on_shutdown(ls: TurnbackServer, _params: None) -> None:
+    await finish_requests(ls.protocol, ls.protocol.shutdown_id, SHUTDOWN_WAIT)
     for engine in ls.open_engines():
         await asyncio.to_thread(engine.close)
 
@@ -205,7 +211,11 @@ def on_progress_cancel(ls: TurnbackServer, params: types.WorkDoneProgressCancelP
 
 @feature(types.TEXT_DOCUMENT_DID_OPEN)
 def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.clean_versions[params.text_document.uri] = params.text_document.version
+    document = params.text_document
+    # Opened already unlike the file (a hot-exit buffer VS Code restores, one edited before
+    # the server started): unsaved until saved, not clean as of this version.
+    unsaved = opened_unsaved(to_fs_path(document.uri), document.text)
+    ls.clean_versions[document.uri] = None if unsaved else document.version
 
 
 @feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -294,6 +304,14 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
             raise InvalidParams("uri", "the document is not open")
         if found is None:
             return {"applied": False, "message": "The newest turn did not change this file"}
+        lens_turn = p.value("turn")
+        if lens_turn is not None and lens_turn not in (found[0].id, found[0].number):
+            # A lens drawn before a newer turn: its hunk's lines are that older turn's.
+            return {
+                "applied": False,
+                "message": f"This lens is out of date: turn {found[0].number} is the newest "
+                "now; the lenses show its hunks again",
+            }
         edit = codelens.revert_edit(rel, found[1], document.source, old_start, old_lines)
         if edit is None:
             return {"applied": False, "message": "That hunk is no longer in the document"}
