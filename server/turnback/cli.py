@@ -17,6 +17,7 @@ import os
 import sys
 
 from . import __version__
+from .core.quoting import quoted
 from .errors import InvalidParams, Reason, StorageFailed, TurnbackError
 
 TYPE_CHECKING = False  # typing costs a hook's process milliseconds; annotations are strings
@@ -132,12 +133,15 @@ def _parser() -> argparse.ArgumentParser:
 def _turn_line(turn: dict[str, Any]) -> str:
     state = "" if turn["state"] == "active" else " (undone)"
     progress = turn.get("progress") or ("sealed" if turn["sealed"] else "")
-    return f"  {turn['turn']:>4}  {turn['createdAt']}  {turn['label']}{state} {progress}".rstrip()
+    label = quoted(turn["label"])
+    return f"  {turn['turn']:>4}  {turn['createdAt']}  {label}{state} {progress}".rstrip()
 
 
 def _rescued_line(version: dict[str, Any]) -> str:
     files = version["files"]
-    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    shown = ", ".join(map(quoted, files[:3])) + (
+        f" and {len(files) - 3} more" if len(files) > 3 else ""
+    )
     when = version["createdAt"] or "(time unknown)"
     return f"  {version['id']}  {when}  {version['reason']}: {shown or '(no files)'}"
 
@@ -145,24 +149,24 @@ def _rescued_line(version: dict[str, Any]) -> str:
 def _print_human(command: str, result: dict[str, Any]) -> None:
     if command == "capture":
         print(
-            f"Turn {result['turn']} ({result['id']}) in session '{result['session']}'"
+            f"Turn {result['turn']} ({result['id']}) in session '{quoted(result['session'])}'"
             + (" sealed" if result["sealed"] else "")
         )
         if result.get("repositories"):
-            print("  repositories: " + ", ".join(r["path"] for r in result["repositories"]))
+            print("  repositories: " + ", ".join(quoted(r["path"]) for r in result["repositories"]))
         for item in result["skipped"]:
-            print(f"  skipped {item['path']}: {item['reason']}")
+            print(f"  skipped {quoted(item['path'])}: {item['reason']}")
     elif command in ("undo", "redo", "rescue"):
         print(result["message"])
         for item in result["files"]:
-            print(f"  {item['action']:<8} {item['path']}")
+            print(f"  {item['action']:<8} {quoted(item['path'])}")
         for item in result["kept"]:
-            print(f"  kept     {item['path']} ({item['reason']})")
+            print(f"  kept     {quoted(item['path'])} ({item['reason']})")
         if "agentHint" in result:
             print(result["agentHint"]["message"])
     elif command == "list":
         print(
-            f"Session '{result['session']}'  undo: {'yes' if result['canUndo'] else 'no'}"
+            f"Session '{quoted(result['session'])}'  undo: {'yes' if result['canUndo'] else 'no'}"
             f"  redo: {'yes' if result['canRedo'] else 'no'}"
         )
         for turn in result["turns"]:
@@ -177,36 +181,31 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
             print("Rescued versions (put back with `turnback rescue ID [PATH...]`):")
             for version in result["rescued"]:
                 print(_rescued_line(version))
-        others = [s["id"] for s in result["sessions"] if s["id"] != result["session"]]
+        others = [quoted(s["id"]) for s in result["sessions"] if s["id"] != result["session"]]
         if others:
             print("Other sessions: " + ", ".join(others))
     elif command == "diff":
         for item in result["files"]:
             if item["binary"] or item.get("truncated"):
                 kind = "binary" if item["binary"] else "too large to diff"
-                print(f"{item['status']} {item['path']} ({kind})")
+                print(f"{item['status']} {quoted(item['path'])} ({kind})")
             elif item["diff"]:
                 print(item["diff"], end="" if item["diff"].endswith("\n") else "\n")
             else:
-                print(f"{item['status']} {item['path']}")
+                print(f"{item['status']} {quoted(item['path'])}")
     else:
         print(result["message"])
 
 
 def _env_settings() -> Any:
     """Settings from `TURNBACK_SETTINGS` (the JSON an editor would send), else the defaults."""
-    from .config import settings_from_json
+    from .config import Settings, settings_from_env
 
-    raw = os.environ.get("TURNBACK_SETTINGS")
-    try:
-        data = json.loads(raw) if raw else None
-    except ValueError:
-        print("turnback: TURNBACK_SETTINGS is not JSON; using the defaults", file=sys.stderr)
-        data = None
-    settings, warnings = settings_from_json(data)
-    for warning in warnings:
-        print(f"turnback: {warning}", file=sys.stderr)
-    return settings
+    return settings_from_env(_warn) or Settings()
+
+
+def _warn(message: str) -> None:
+    print(f"turnback: {message}", file=sys.stderr)
 
 
 def _workspace(args: argparse.Namespace) -> str:
@@ -276,6 +275,7 @@ def _capture(args: argparse.Namespace, folder: str) -> dict[str, Any]:
             _metadata(args.metadata),
             messages,
             turn=_turn_arg(args.turn),
+            warn=_warn,
         )
     finally:
         for message in messages:

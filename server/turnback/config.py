@@ -192,3 +192,23 @@ def settings_from_json(data: Any) -> tuple[Settings, list[str]]:
         except ValueError as why:
             warnings.append(f"Setting turnback.{key} = {value!r} ignored ({why}); using default")
     return settings.replace(**changes), warnings
+
+
+def settings_from_env(warn: Any) -> Settings | None:
+    """Settings from `TURNBACK_SETTINGS` (the JSON an editor would send), each refused value
+    passed to `warn`; None when the variable is not set."""
+    import json
+    import os
+
+    raw = os.environ.get("TURNBACK_SETTINGS")
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        warn("TURNBACK_SETTINGS is not JSON; using the defaults")
+        data = None
+    settings, warnings = settings_from_json(data)
+    for warning in warnings:
+        warn(warning)
+    return settings

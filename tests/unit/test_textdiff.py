@@ -270,3 +270,31 @@ def test_repeated_lines_skip_the_quadratic_matcher(tmp_path: Path) -> None:
 def test_crossing_unique_lines_keep_the_diff_small() -> None:
     d = diff_file("f.txt", b"A\nx\nx\nx\nB\n", b"B\nx\nx\nx\nA\n")
     assert d.additions + d.deletions == 4
+
+
+# Ensures the ---/+++ lines name files as git does (core.quotePath=false): a newline or tab
+# in a name is C-quoted (a newline split the header in two, and `git apply` refused the
+# patch), and a name holding a space is followed by git's tab.
+def test_header_names_are_quoted_like_git(tmp_path: Path) -> None:
+    names = ["a b.txt", "n\nl.txt", "t\tb.txt", 'q"q.txt', "plain.txt"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for name in names:
+        (tmp_path / name).write_bytes(b"x\n")
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    for name in names:
+        (tmp_path / name).write_bytes(b"y\n")
+    out = subprocess.run(
+        ["git", "-c", "core.quotePath=false", "diff", "--no-color"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    theirs = [line for line in out.splitlines() if line.startswith(("--- ", "+++ "))]
+    ours = [
+        line
+        for name in sorted(names, key=lambda n: n.encode())
+        for line in diff_file(name, b"x\n", b"y\n").diff.splitlines()
+        if line.startswith(("--- ", "+++ "))
+    ]
+    assert sorted(ours) == sorted(theirs)

@@ -366,3 +366,32 @@ def test_cli_damaged_journal_is_set_aside(repo: Path):
     assert not journal.exists()
     assert list((repo / ".git/turnback/damaged-refs").iterdir())
     assert cli_json(repo, "capture", "--label", "t2")["turn"] == 2
+
+
+# Ensures TURNBACK_SETTINGS reaches `capture` (and the hooks, which capture the same way)
+# as README says, where only list, undo and redo read it: a harness could set no limit.
+def test_cli_capture_reads_turnback_settings(repo: Path):
+    env = {
+        **SERVER_ENV,
+        "TURNBACK_SETTINGS": '{"turnsPerSession": 2, "untrackedFileSizeLimit": 10}',
+    }
+    write(repo, "big.txt", "more than ten bytes\n")
+    for n in range(3):
+        done = run_cli(repo, "capture", "--label", f"t{n}", "--json", env=env)
+        assert done.returncode == EXIT_OK, done.stderr
+    assert {"path": "big.txt", "reason": "tooLarge"} in json.loads(done.stdout)["skipped"]
+    assert [t["label"] for t in cli_json(repo, "list")["turns"]] == ["t2", "t1"]
+
+
+# Ensures names and labels reach the terminal quoted, as git shows them: an escape sequence
+# in a name the agent made (or a label with a newline) was printed raw, able to erase or
+# forge a line of the undo's report.
+def test_cli_quotes_control_characters(repo: Path):
+    cli_json(repo, "capture", "--label", "two\nlines")
+    write(repo, "hide\x1b[2K\rok.txt", "agent\n")
+    cli_json(repo, "capture", "--phase", "after")
+    listed = run_cli(repo, "list").stdout
+    assert '"two\\nlines"' in listed
+    undone = run_cli(repo, "undo")
+    assert undone.returncode == EXIT_OK, undone.stderr
+    assert "\x1b" not in undone.stdout and '"hide\\033[2K\\rok.txt"' in undone.stdout

@@ -23,27 +23,37 @@ def capture(
     metadata: dict[str, Any] | None = None,
     messages: list[str] | None = None,
     turn: int | str | None = None,
+    warn: Any = None,
 ) -> dict[str, Any]:
     """The new (or sealed) turn, as `snapshot/capture` returns it.
 
     Raises the engine's errors (`TurnbackError`; from the daemon, `wire.WireError`
     with the same code, message and data). Messages about interrupted restores that
-    were recovered on the way are appended to `messages`.
+    were recovered on the way are appended to `messages`; `warn` hears about settings
+    from TURNBACK_SETTINGS it refused.
     """
     params: dict[str, Any] = {"phase": phase}
     named = (("session", session), ("label", label), ("metadata", metadata), ("turn", turn))
     for key, value in named:
         if value is not None:
             params[key] = value
-    result = client.call(folder, "snapshot/capture", params, messages=messages)
-    if result is not None:
-        return result
     import os
+
+    # Settings of its own (TURNBACK_SETTINGS) are this process's: the daemon has its own.
+    settings = None
+    if os.environ.get("TURNBACK_SETTINGS"):
+        from ..config import settings_from_env
+
+        settings = settings_from_env(warn or (lambda _message: None))
+    else:
+        result = client.call(folder, "snapshot/capture", params, messages=messages)
+        if result is not None:
+            return result
 
     from ..engine import Engine
 
     try:
-        engine = Engine(os.path.abspath(folder))
+        engine = Engine(os.path.abspath(folder), settings)
         try:
             from ..wire import to_wire
 

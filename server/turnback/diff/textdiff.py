@@ -14,7 +14,8 @@ Conventions, chosen to match ``git diff`` so clients can reuse git-aware tooling
   the line it goes after.
 * When there are no hunks (identical content, a pure rename, an empty added file) the
   ``diff`` text is ``""``, as git prints no ``---``/``+++`` lines then either.
-* Paths are written as given, without git's C-style quoting of unusual characters.
+* Paths in the ``---``/``+++`` lines are quoted as git quotes them (``core.quotePath=false``:
+  control characters, ``"`` and ``\\`` in C style), with git's tab after a name holding a space.
 
 Speed: ``difflib.SequenceMatcher`` spends most of its time finding the longest match
 over whole files. The common prefix and suffix are cut first, and the rest is split at
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import add, is_not, ne, sub
 
+from ..core.quoting import quoted
 from ..results import FileDiff, Hunk
 
 
@@ -288,6 +290,13 @@ def _merged(codes: list[Opcode]) -> list[Opcode]:
     return out
 
 
+def _header_name(name: str) -> str:
+    """A `---`/`+++` name as git writes it: C-quoted when it must be, and followed by a tab
+    when it holds a space (so a patch tool knows where it ends)."""
+    shown = quoted(name)
+    return shown + "\t" if " " in shown and not shown.startswith('"') else shown
+
+
 def _status(old: bytes | None, new: bytes | None, old_path: str | None) -> str:
     if old is None:
         return "added"
@@ -359,7 +368,7 @@ def diff_file(
     hunks, body, additions, deletions = _hunks(a_lines, b_lines, context)
     text = ""
     if hunks:
-        old_name = "/dev/null" if old is None else f"a/{old_path or path}"
-        new_name = "/dev/null" if new is None else f"b/{path}"
+        old_name = "/dev/null" if old is None else _header_name(f"a/{old_path or path}")
+        new_name = "/dev/null" if new is None else _header_name(f"b/{path}")
         text = f"--- {old_name}\n+++ {new_name}\n" + "".join(body)
     return FileDiff(path, old_path, status, False, additions, deletions, tuple(hunks), text)
