@@ -283,8 +283,11 @@ def test_seed_rehashes_only_entries_that_may_differ(tmp_path: Path):
 
 # Proves a file the user saves while an undo runs (after the undo saved what it replaces,
 # before it writes that file) is left as the user saved it and reported kept, never
-# overwritten: the rename landed on an editor's save, whose bytes were then nowhere.
-def test_file_saved_during_an_undo_is_left_alone(tmp_path: Path, monkeypatch):
+# overwritten: the rename landed on an editor's save, whose bytes were then nowhere. A
+# sealed turn's undo saves the paths it changes (their stamps as read); an open one's
+# scans the work tree (each path is read again before it is written).
+@pytest.mark.parametrize("sealed", [True, False], ids=["sealed", "open"])
+def test_file_saved_during_an_undo_is_left_alone(tmp_path: Path, monkeypatch, sealed: bool):
     from turnback.restore.workwriter import WorkWriter
 
     root = make_repo(tmp_path / "repo", {"a.txt": "a\n", "z.txt": "z\n"})
@@ -293,7 +296,8 @@ def test_file_saved_during_an_undo_is_left_alone(tmp_path: Path, monkeypatch):
         engine.capture(label="turn")
         write(root, "a.txt", "agent a\n")
         write(root, "z.txt", "agent z\n")
-        engine.capture(phase="after")
+        if sealed:
+            engine.capture(phase="after")
         real_write = WorkWriter.write
 
         def user_saves_meanwhile(self, path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202

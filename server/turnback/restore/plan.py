@@ -17,7 +17,7 @@ import pygit2
 
 from ..core.ondisk import look
 from ..core.treeops import Entry, entries_at, entry_at, is_dir_in
-from ..core.worktree import UnsafePath, check_path, under_real_dirs
+from ..core.worktree import Stamp, UnsafePath, check_path, under_real_dirs
 from ..results import FileAction, KeptFile
 from ..snapshot.untracked import UNREADABLE
 from .workwriter import ChangedMeanwhile, WorkWriter
@@ -219,6 +219,14 @@ class Rollback:
     failed: tuple[str, BaseException] | None = None
 
 
+def _as_saved(writer: WorkWriter, path: str, saved: dict[str, Entry | None]) -> Stamp | None:
+    """The stamp of `path` if it holds what the saved state holds; ChangedMeanwhile if not."""
+    now = look(writer.root, path)
+    if not now.matches(saved[path]):
+        raise ChangedMeanwhile(errno.EBUSY, "changed since it was saved", path)
+    return now.stamp
+
+
 def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2.Tree) -> Rollback:
     """Puts the saved state back wherever the disk holds what the restore wrote.
 
@@ -286,28 +294,29 @@ def apply_plan(
     writes: dict[str, Entry | None],
     saved: pygit2.Tree,
     target_tree: Callable[[str], bool],
+    stamps: dict[str, Stamp | None],
 ) -> list[str]:
     """Deletes first (deepest first), then writes; rolls back from `saved` on failure.
 
     Each path is written only while it still holds what the saved state holds, checked
     again at the last moment before the rename or unlink: a file the user saved after the
     restore's capture read it (an editor saving during a 1,500-file undo) is left as it
-    is, never overwritten unsaved. Returns those paths, which the restore did not change.
+    is, never overwritten unsaved. `stamps` are the saved paths' stamps as the capture read
+    them; a path without one is read again and compared. Returns the paths left alone,
+    which the restore did not change.
     """
     written = 0
     left: list[str] = []
-    saved_entries = entries_at(saved, writes)
+    saved_entries = entries_at(saved, [p for p in writes if p not in stamps])
     try:
         for path in _write_order(writes):
             entry = writes[path]
-            now = look(writer.root, path)
             try:
-                if not now.matches(saved_entries[path]):
-                    raise ChangedMeanwhile(errno.EBUSY, "changed since it was saved", path)
+                expect = stamps[path] if path in stamps else _as_saved(writer, path, saved_entries)
                 if entry is None:
-                    writer.delete(path, target_tree, expect=now.stamp)
+                    writer.delete(path, target_tree, expect=expect)
                 else:
-                    writer.write(path, entry, expect=now.stamp)
+                    writer.write(path, entry, expect=expect)
             except ChangedMeanwhile:
                 left.append(path)
                 continue

@@ -155,7 +155,9 @@ class Restorer:
         writer = recovery.writer(ctx, ctx.journal.begin(intent))
         saved = ctx.repo[snap.tree]
         try:
-            left = apply_plan(writer, plan.writes, saved, lambda d: is_dir_in(final_target, d))
+            left = apply_plan(
+                writer, plan.writes, saved, lambda d: is_dir_in(final_target, d), snap.stamps
+            )
         except RestoreError as failed:
             if failed.rolled_back:
                 ctx.journal.end()  # else the next operation's recovery retries the rollback

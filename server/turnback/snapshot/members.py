@@ -31,6 +31,7 @@ from ..core.gitpaths import is_utf8, path_is_ignored
 from ..core.grafting import copy_missing, graft
 from ..core.repository import WorkspaceRepo, open_workspace
 from ..core.treeops import Entry, tree_with
+from ..core.worktree import Stamp
 from ..errors import TurnbackError, UnsupportedRepository
 from .churn import retrying
 from .scanner import Progress, Scanner, Snapshot
@@ -366,19 +367,26 @@ class WorkspaceScanner:
         for path in paths:
             member = self.member_of(path)
             groups.setdefault(member.path if member else "", set()).add(path)
-        changes, skipped = self.root.path_entries(settings, groups.pop("", set()))
+        stamps: dict[str, Stamp | None] = {}
+        changes, skipped = self.root.path_entries(settings, groups.pop("", set()), stamps)
         for prefix, inside in groups.items():
             member = self.members[prefix]
             member.scanner.held.settle()  # a restore never runs beside the member's writes
             cut = len(prefix) + 1
-            entries, left_out = member.scanner.path_entries(settings, {p[cut:] for p in inside})
+            inner: dict[str, Stamp | None] = {}
+            entries, left_out = member.scanner.path_entries(
+                settings, {p[cut:] for p in inside}, inner
+            )
             for rel, entry in entries.items():
                 if entry is not None:
                     copy_missing(member.ws.repo, self.ws.repo, pygit2.Oid(hex=entry.oid))
                 changes[f"{prefix}/{rel}"] = entry
+            stamps.update((f"{prefix}/{rel}", stamp) for rel, stamp in inner.items())
             skipped += [Skipped(f"{prefix}/{s.path}", s.reason) for s in left_out]
         tree = tree_with(self.ws.repo, base, changes)
-        return Snapshot(tree=tree, skipped=sorted(set(skipped), key=lambda s: s.path))
+        return Snapshot(
+            tree=tree, skipped=sorted(set(skipped), key=lambda s: s.path), stamps=stamps
+        )
 
     def tracks(self, path: str) -> bool:
         """Whether the repository holding `path` tracks it."""

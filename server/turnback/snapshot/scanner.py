@@ -31,7 +31,7 @@ from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import add_with_stat
 from ..core.treeops import Entry, tree_with
-from ..core.worktree import under_real_dirs
+from ..core.worktree import Stamp, under_real_dirs
 from ..errors import Cancelled, StorageFailed, WorkspaceTooLarge
 from .cachewrite import CacheWriter
 from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
@@ -74,6 +74,8 @@ class Snapshot:
 
     tree: pygit2.Oid
     skipped: list[Skipped] = field(default_factory=list)
+    #: For a capture of given paths (a restore's save): the stamp each had when it was read.
+    stamps: dict[str, Stamp | None] = field(default_factory=dict)
 
 
 class Scanner:
@@ -467,13 +469,17 @@ class Scanner:
         (ignored, too large, excluded, in a nested repository) is left out of the tree,
         so a restore keeps it rather than overwrite what it could not save.
         """
-        changes, skipped = self.path_entries(settings, paths)
+        stamps: dict[str, Stamp | None] = {}
+        changes, skipped = self.path_entries(settings, paths, stamps)
         tree = tree_with(self.ws.repo, base, changes)
-        return Snapshot(tree=tree, skipped=sorted(skipped, key=lambda s: s.path))
+        return Snapshot(tree=tree, skipped=sorted(skipped, key=lambda s: s.path), stamps=stamps)
 
     def path_entries(
-        self, settings: Settings, paths: set[str]
+        self,
+        settings: Settings,
+        paths: set[str],
+        stamps: dict[str, Stamp | None] | None = None,
     ) -> tuple[dict[str, Entry | None], list[Skipped]]:
         """Each of `paths` as on disk now, hashed into this repository (pathentries.py)."""
         self.user_index.refresh()
-        return path_entries(self.ws, self.user_index, self._policy(settings), paths)
+        return path_entries(self.ws, self.user_index, self._policy(settings), paths, stamps)
