@@ -58,7 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     # Long but flat: one declaration per option, read top to bottom like `--help` prints.
     common = _common("session name (default: the most recently captured)")
 
-    parser = _Parser(prog="turnback", description=__doc__.split("\n")[0])
+    parser = _Parser(
+        prog="turnback",
+        description=__doc__.split("\n")[0],
+        epilog="Exit codes: 0 done (also \"Nothing to undo\"), 1 refused, 2 bad input, "
+        "3 internal error; each error is one line on stderr.",
+    )
     parser.add_argument("--version", action="version", version=f"turnback {__version__}")
     parser.add_argument(
         "-C", dest="folder_first", metavar="DIR", help="run as if started in DIR (as git -C)"
@@ -366,8 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             from .wire import error_to_wire
 
             print(json.dumps({"error": error_to_wire(error)}))
-        else:
-            print(f"turnback: {error.message}", file=sys.stderr)
+        print(f"turnback: {error.message}", file=sys.stderr)  # one line for people, always
         return _EXIT_CODES.get(error.reason, EXIT_FAILED)
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)

@@ -60,6 +60,7 @@ class InvalidParams(TurnbackError):
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"Invalid parameter '{field}': {problem}")
         self.field = field
+        self.problem = problem
 
 
 class RequestFailed(TurnbackError):
@@ -73,14 +74,26 @@ class Conflict(RequestFailed):
 
     reason = Reason.CONFLICT
 
-    def __init__(self, files: list[str], operation: str) -> None:
-        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    def __init__(
+        self, files: list[str], operation: str, unsaved: frozenset[str] = frozenset()
+    ) -> None:
         back = "redo" if operation == "undo" else "rescue"  # both keep what force overwrites
+        saved = [f for f in files if f not in unsaved]
+        what = []
+        if saved:
+            what.append(f"changes made after the turn: {_listed(saved)}")
+        if unsaved:
+            what.append(f"unsaved changes in the editor: {_listed(sorted(unsaved))}")
+        kept = "what was on disk" if unsaved else "them"  # an editor's text is the editor's
         super().__init__(
-            f"{operation.capitalize()} would overwrite changes made after the turn: {shown}. "
-            f"Retry with force to overwrite them ({back} can bring them back).",
+            f"{operation.capitalize()} would overwrite {'; and '.join(what)}. Retry with force "
+            f"to overwrite them ({back} can bring {kept} back).",
             files=files,
         )
+
+
+def _listed(files: list[str]) -> str:
+    return ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
 
 
 class NoOpenTurn(RequestFailed):

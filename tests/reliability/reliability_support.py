@@ -291,7 +291,9 @@ class RawServer:
     would. Every frame the server sends is kept in `received`.
     """
 
-    def __init__(self, root: Path, initialize: bool = True) -> None:
+    def __init__(
+        self, root: Path, initialize: bool = True, capabilities: dict | None = None
+    ) -> None:
         import subprocess
         import sys
 
@@ -321,7 +323,7 @@ class RawServer:
                 {
                     "processId": None,
                     "rootUri": root.as_uri(),
-                    "capabilities": {},
+                    "capabilities": capabilities or {},
                     "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
                 },
                 timeout=60,

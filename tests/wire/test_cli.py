@@ -142,6 +142,7 @@ def test_cli_missing_snapshot_object_exits_1(repo: Path):
         error = json.loads(done.stdout)["error"]
         assert error["data"] == {"reason": "failed", "object": lost}, command
         assert lost in error["message"] and "Nothing was changed" in error["message"]
+        assert done.stderr.count("\n") == 1 and lost in done.stderr  # and one line for people
     assert read(repo, "src/app.py") == "print('agent')\n"
     assert read(repo, "src/wip.py") == "the user's work in progress\n"
     assert [t["state"] for t in cli_json(repo, "list")["turns"]] == ["active"]

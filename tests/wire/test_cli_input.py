@@ -129,6 +129,7 @@ def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str
         (("prune", "--older-than", "0001-01-01T00:00:00+05:00"), "olderThan"),
         (("diff", "\u00b2"), "turn"),
         (("undo", "--turn", "\u00b9\u00b2"), "turn"),
+        (("redo", "--turn", "1"), "turn"),  # active, not undone: it said "Nothing to redo"
     ],
 )
 def test_odd_input_is_exit_2(repo: Path, args: tuple[str, ...], field: str):

@@ -136,7 +136,7 @@ def test_shutdown_with_an_unanswered_apply_edit(repo: Path):
     write(repo, "src/app.py", "one\ntwo\n")
     cli_json(repo, "capture", "--label", "turn")
     write(repo, "src/app.py", "one\nagent\n")
-    raw = RawServer(repo)
+    raw = RawServer(repo, capabilities={"workspace": {"applyEdit": True}})
     raw.unanswered.add("workspace/applyEdit")
     try:
         uri = (repo / "src/app.py").as_uri()
@@ -168,6 +168,33 @@ def test_shutdown_with_an_unanswered_apply_edit(repo: Path):
         assert "error" in (raw.wait_response(revert, 5) or {"error": "none"})
         raw.notify("exit", None)
         assert raw.proc.wait(15) == 0
+    finally:
+        if raw.alive():
+            raw.proc.kill()
+
+
+# Ensures "Revert hunk" for a client that does not take workspace edits answers at once that
+# it cannot, instead of sending workspace/applyEdit anyway (a client that never answers it
+# hung the command; one that answers MethodNotFound passed the error on).
+def test_revert_hunk_without_apply_edit(repo: Path):
+    write(repo, "src/app.py", "one\ntwo\n")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "src/app.py", "one\nagent\n")
+    raw = RawServer(repo)  # no workspace.applyEdit capability
+    raw.unanswered.add("workspace/applyEdit")
+    try:
+        uri = (repo / "src/app.py").as_uri()
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": "one\nagent\n"}
+        raw.notify("textDocument/didOpen", {"textDocument": document})
+        lenses = raw.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]
+        [lens] = [lens for lens in lenses if lens["command"]["title"] == "Revert hunk"]
+        command = {"command": lens["command"]["command"], "arguments": lens["command"]["arguments"]}
+        answer = raw.request("workspace/executeCommand", command, timeout=10)
+        assert answer["result"]["applied"] is False, answer
+        assert not any(m.get("method") == "workspace/applyEdit" for m in list(raw.received))
+        outside = {**lens["command"]["arguments"][0], "uri": "file:///etc/passwd"}
+        refused = raw.request("workspace/executeCommand", {**command, "arguments": [outside]})
+        assert refused["error"]["data"]["field"] == "uri", refused
     finally:
         if raw.alive():
             raw.proc.kill()

@@ -487,8 +487,10 @@ async def test_document_opened_with_unsaved_text_conflicts(client, repo: Path):
     write(repo, "src/app.py", "print('agent')\n")
     open_document(client, repo / "README.md", "restored, never saved\n", "markdown")
     open_document(client, repo / "src/app.py", "\ufeffprint('agent')\r\n", "python")
-    data = await expect_conflict(client, "snapshot/undo")
-    assert data["files"] == ["README.md"]
+    with pytest.raises(JsonRpcException) as conflict:
+        await request(client, "snapshot/undo")
+    assert to_plain(conflict.value.data)["files"] == ["README.md"]
+    assert "unsaved changes in the editor: README.md" in conflict.value.message
     assert read(repo, "README.md") == "agent\n"
 
 
@@ -518,6 +520,11 @@ async def test_refused_or_dropped_setting_is_the_default(repo: Path):
             assert (await capture(client))["state"] == "active", section
         warnings = [m.message for m in client.messages if "snapshotFileLimit" in m.message]
         assert len(warnings) == 1 and "using default" in warnings[0]
+        client.workspace_did_change_configuration(  # a section that is not an object
+            types.DidChangeConfigurationParams(settings={"turnback": "oops"})
+        )
+        await capture(client)
+        assert any("not an object" in m.message for m in client.messages)
 
 
 # Ensures a file undo writes into a setgid directory gets that directory's group, as a

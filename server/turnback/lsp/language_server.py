@@ -131,11 +131,16 @@ class TurnbackServer(LanguageServer):
         client with nothing to say (None) keeps the current settings; a warning already
         shown for the same section is not shown again (the notification and the fetch
         that follows it carry the same one)."""
-        if isinstance(data, dict) and isinstance(data.get("turnback"), dict):
+        warnings: list[str] = []
+        if isinstance(data, dict) and "turnback" in data:
             data = data["turnback"]
+            if data is not None and not isinstance(data, dict):
+                warnings.append("The turnback settings are not an object; using the defaults")
+                data = {}
         if data is None:
             return
-        self.settings, warnings = settings_from_json(data)
+        self.settings, refused = settings_from_json(data)
+        warnings += refused
         for engine in self.open_engines():
             engine.settings = self.settings
         for warning in warnings:

@@ -297,7 +297,10 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         old_lines = p.integer("oldLines", minimum=0)
         if old_start is None or old_lines is None:
             raise InvalidParams("oldStart", "oldStart and oldLines are required")
-        rel = relative_path(engine.ws.root, to_fs_path(uri))
+        try:
+            rel = relative_path(engine.ws.root, to_fs_path(uri))
+        except InvalidParams as outside:
+            raise InvalidParams("uri", outside.problem) from None
         found = engine.file_baseline(p.string("session"), rel)
         document = ls.workspace.text_documents.get(uri)
         if document is None:
@@ -320,6 +323,10 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
     result = await ls.run(raw, work)
     if isinstance(result, dict):
         return result
+    caps = ls.client_capabilities.workspace
+    if not (caps and caps.apply_edit):
+        # It would hang on a client that never answers, or pass on its MethodNotFound.
+        return {"applied": False, "message": "This editor does not take edits from the server"}
     edit, version = result
     uri = raw["uri"]
     applied = await ls.workspace_apply_edit_async(

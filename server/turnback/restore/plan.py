@@ -45,6 +45,8 @@ class Plan:
     actions: list[FileAction] = field(default_factory=list)
     kept: list[KeptFile] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    #: The conflicts that are only an editor's unsaved text (the file on disk is as expected).
+    unsaved: set[str] = field(default_factory=set)
 
 
 def compose(
@@ -120,10 +122,11 @@ def make_plan(
             plan.kept.append(KeptFile(path, "ignored"))
             continue
         between = passed.get(path, ()) if passed else ()
-        if path in dirty or (
-            check_conflicts and now != expected and now != target and now not in between
-        ):
+        changed = check_conflicts and now != expected and now != target and now not in between
+        if path in dirty or changed:
             plan.conflicts.append(path)  # asked first, even when it would be kept below
+            if not changed:
+                plan.unsaved.add(path)
         if target is not None and (blocker := _blocking_parent(root, path, moves, current)):
             # Something that is not ours to remove stands where a directory must be.
             plan.kept.append(KeptFile(path, "blocked", blocker))

@@ -135,7 +135,7 @@ class Restorer:
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
         if plan.conflicts and not options.force:
-            raise Conflict(plan.conflicts, operation)
+            raise Conflict(plan.conflicts, operation, frozenset(plan.unsaved))
         return plan
 
     def apply(
@@ -224,6 +224,8 @@ class Restorer:
     def undo(self, name: str, options: RestoreOptions, progress: Progress | None) -> RestoreResult:
         """Undoes the newest `options.count` active turns of session `name`."""
         timeline = self.ctx.store.load(name)
+        if timeline is not None and options.turn is not None and not timeline.active:
+            self._undo_batch(timeline, options)  # a named turn that is not active: -32602
         if not timeline or not timeline.active:
             return _nothing("undo", "Nothing to undo")
         batch = self._undo_batch(timeline, options)
@@ -321,6 +323,8 @@ class Restorer:
     def redo(self, name: str, options: RestoreOptions) -> RestoreResult:
         """Redoes the oldest `options.count` undone turns of session `name`."""
         timeline = self.ctx.store.load(name)
+        if timeline is not None and options.turn is not None and not timeline.undone:
+            self._redo_turns(timeline, options)  # a named turn that is not undone: -32602
         if not timeline or not timeline.undone:
             return _nothing("redo", "Nothing to redo")
         turns = self._redo_turns(timeline, options)
