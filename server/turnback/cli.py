@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="turnback",
         description=__doc__.split("\n")[0],
-        epilog="Exit codes: 0 done (also \"Nothing to undo\"), 1 refused, 2 bad input, "
+        epilog='Exit codes: 0 done (also "Nothing to undo"), 1 refused, 2 bad input, '
         "3 internal error; each error is one line on stderr.",
     )
     parser.add_argument("--version", action="version", version=f"turnback {__version__}")

@@ -337,3 +337,25 @@ def test_first_capture_with_a_non_utf8_tracked_name_and_autocrlf(tmp_path: Path)
         engine.close()
     with open(name, "rb") as handle:
         assert handle.read() == b"x\r\n"
+
+
+# Proves a user's folder the "before" capture left out (an excluded name such as env/)
+# that the turn renamed keeps its files through the undo: they were deleted as files the
+# turn made, and env/ could not come back (no snapshot holds it), so the next capture
+# left them nowhere. A renamed directory keeps its device and inode.
+def test_left_out_folder_renamed_by_the_turn_keeps_its_files(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    write(root, "env/prod.conf", "DB_PASSWORD=hunter2\n")
+    engine = Engine(str(root), Settings())
+    try:
+        before = engine.capture(label="turn")
+        assert [(s.path, s.reason) for s in before.skipped] == [("env", "excludedDirectory")]
+        (root / "env").rename(root / "config")
+        write(root, "made.txt", "the agent's\n")
+        engine.capture(phase="after")
+        result = to_wire(engine.undo())
+    finally:
+        engine.close()
+    assert (root / "config/prod.conf").read_text() == "DB_PASSWORD=hunter2\n"
+    assert {"path": "config/prod.conf", "reason": "excludedDirectory"} in result["kept"]
+    assert not (root / "made.txt").exists()  # what the turn made is still undone

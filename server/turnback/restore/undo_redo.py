@@ -24,7 +24,7 @@ from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timelin
 from ..results import HeadMoved, KeptFile, RestoreResult
 from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
-from ..snapshot.untracked import NESTED_REPOSITORY, UNREADABLE
+from ..snapshot.untracked import NESTED_REPOSITORY, UNREADABLE, directory_identity
 from . import recovery
 from .plan import (
     CHANGED_DURING_RESTORE,
@@ -86,9 +86,12 @@ class Restorer:
         path out, or ignore rules did (an ignored file the turns force-added, say)."""
         reasons = {s["path"]: s["reason"] for s in target_skipped}
         by_rules = self.ctx.scanner.ignored_by_rules
+        moved = _moved_left_out(self.ctx.ws.root, target_skipped)
 
         def reason(path: str) -> str | None:
-            found = _reason_at(reasons, path)
+            found = _reason_at(reasons, path) or (
+                moved and _moved_here(self.ctx.ws.root, path, moved)
+            )
             if found:
                 return found
             ignored = by_rules(path) or (rules is not None and rules.is_ignored(path))
@@ -375,6 +378,28 @@ class Restorer:
         if target is None:  # never restore "nothing" over the work tree
             raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
         return Step(paths, expected, self.ctx.tree(target))
+
+
+def _moved_left_out(root: os.PathLike[str], skipped: list[dict[str, str]]) -> dict[str, str]:
+    """The directories the target's capture left out that are no longer where they were,
+    by identity ("dev:ino") → reason: the turns may have renamed one (`mv env config`),
+    and what is in it now is what was in it then, which no snapshot holds."""
+    moved = {}
+    for entry in skipped:
+        identity = entry.get("dirId")
+        if identity and directory_identity(os.path.join(root, entry["path"])) != identity:
+            moved[identity] = entry["reason"]
+    return moved
+
+
+def _moved_here(root: os.PathLike[str], path: str, moved: dict[str, str]) -> str | None:
+    """The reason of a moved left-out directory that now holds `path`, if one does."""
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        identity = directory_identity(os.path.join(root, *parts[:depth]))
+        if identity in moved:
+            return moved[identity]
+    return None
 
 
 def _unreadable_in(snap: Snapshot) -> Callable[[str], bool]:

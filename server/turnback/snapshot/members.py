@@ -334,7 +334,7 @@ class WorkspaceScanner:
                 member.copied = member.last.tree
             grafts[path] = member.last.tree
             skipped += [
-                Skipped(f"{path}/{s.path}", s.reason)
+                Skipped(f"{path}/{s.path}", s.reason, s.identity)
                 for s in member.last.skipped
                 if f"{path}/{s.path}" not in members and f"{path}/{s.path}" not in self.limited
             ]
@@ -382,7 +382,7 @@ class WorkspaceScanner:
                     copy_missing(member.ws.repo, self.ws.repo, pygit2.Oid(hex=entry.oid))
                 changes[f"{prefix}/{rel}"] = entry
             stamps.update((f"{prefix}/{rel}", stamp) for rel, stamp in inner.items())
-            skipped += [Skipped(f"{prefix}/{s.path}", s.reason) for s in left_out]
+            skipped += [Skipped(f"{prefix}/{s.path}", s.reason, s.identity) for s in left_out]
         tree = tree_with(self.ws.repo, base, changes)
         return Snapshot(
             tree=tree, skipped=sorted(set(skipped), key=lambda s: s.path), stamps=stamps

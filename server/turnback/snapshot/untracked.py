@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
@@ -59,9 +59,24 @@ def too_many_files(count: int, limit: int) -> WorkspaceTooLarge:
 class Skipped:
     path: str
     reason: str
+    #: A left-out directory's device and inode ("dev:ino"): a directory keeps them when it
+    #: is renamed, so an undo can tell its files from ones the turn made (restore).
+    identity: str | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "reason": self.reason}
+        out = {"path": self.path, "reason": self.reason}
+        if self.identity is not None:
+            out["dirId"] = self.identity
+        return out
+
+
+def directory_identity(full: Path | str) -> str | None:
+    """A directory's "dev:ino", which a rename keeps; None when it cannot be read."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}" if stat.S_ISDIR(st.st_mode) else None
 
 
 #: A verdict: None (capture it), IGNORED (leave it out silently) or a Skipped to report.
@@ -116,7 +131,8 @@ class UntrackedPolicy:
             verdict = self.dir_verdict("/".join(parts[:-1]))
         if verdict is None and (self.plain_folder or not self.tracked_dir(rel_dir)):
             if parts[-1] in self._excluded:
-                verdict = Skipped(rel_dir, EXCLUDED_DIRECTORY)
+                identity = directory_identity(self.root / rel_dir)
+                verdict = Skipped(rel_dir, EXCLUDED_DIRECTORY, identity)
             elif holds_repository(self.root / rel_dir):
                 reason = SUBMODULE if self.is_submodule(rel_dir) else NESTED_REPOSITORY
                 verdict = Skipped(rel_dir, reason)
@@ -127,7 +143,8 @@ class UntrackedPolicy:
                 if top is not None and "/".join(parts[:top]) == rel_dir:
                     limit = self.settings.untracked_dir_file_limit
                     if self.count_files(rel_dir, limit + 1) > limit:
-                        verdict = Skipped(rel_dir, TOO_MANY_FILES)
+                        identity = directory_identity(self.root / rel_dir)
+                        verdict = Skipped(rel_dir, TOO_MANY_FILES, identity)
         self._dir_verdicts[rel_dir] = verdict
         return verdict
 
