@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SERVER_ENV, cli_json, git, run_cli, tree_state, write
+from helpers import SERVER_ENV, cli_json, git, make_repo, run_cli, tree_state, write
 from helpers.workspace import agent_edits, repo_git_state, two_repo_folder
 from turnback.engine import Engine
 from turnback.errors import Conflict
@@ -128,3 +128,23 @@ def test_git_directories_in_the_workspace_are_left_alone(tmp_path: Path):
     assert (folder / "app/f.txt").read_text() == "v1\n"
     assert git(folder / "origin.git", "rev-parse", "HEAD").strip() == pushed
     assert tree_state(folder / "origin.git") == bare_state
+
+
+# Proves a repository `git add` embedded without a .gitmodules entry (git only warns: a
+# gitlink in the index) is part of the workspace like a submodule: the agent's edit inside
+# it was neither captured nor undone, and nothing said so.
+def test_embedded_repository_without_gitmodules(tmp_path: Path):
+    outer = make_repo(tmp_path / "outer", {"a.txt": "a\n"})
+    make_repo(outer / "inner", {"x.txt": "x\n"})
+    git(outer, "add", "inner")  # "You've added another git repository inside your current one"
+    git(outer, "commit", "-q", "-m", "embed inner")
+    states = {repo: repo_git_state(repo) for repo in (outer, outer / "inner")}
+    start = tree_state(outer)
+    turn = cli_json(outer, "capture", "--label", "turn")
+    assert [r["path"] for r in turn["repositories"]] == ["inner"]
+    write(outer, "inner/x.txt", "agent\n")
+    cli_json(outer, "capture", "--phase", "after")
+    assert [f["path"] for f in cli_json(outer, "diff")["files"]] == ["inner/x.txt"]
+    cli_json(outer, "undo")
+    assert tree_state(outer) == start
+    assert {repo: repo_git_state(repo) for repo in states} == states

@@ -71,6 +71,7 @@ class SpecialFiles:
         self._walked_with: frozenset[str] | None = None
         self._found: list[str] = []
         self._unreadable: list[str] = []
+        self._nested: list[str] = []
 
     def start(self, excluded_names: Iterable[str]) -> SpecialFileWalk:
         self._settle()
@@ -152,18 +153,27 @@ class SpecialFiles:
         """The directories the last walk reached but may not list."""
         return self._unreadable
 
+    @property
+    def nested(self) -> list[str]:
+        """The directories holding a `.git` the last walk reached (and did not enter)."""
+        return self._nested
+
     def walk(self, excluded: frozenset[str]) -> list[str]:
         self.relisted = 0
         if excluded == self._walked_with and self._same_directories():
             return self._found
         found: list[str] = []
+        nested: list[str] = []
         walked: list[tuple[str, str, _Listing]] = []
         stack = [""]
         while stack:  # `relisted` keeps what the check above listed again
             rel_dir = stack.pop()
             listing = self._listing(rel_dir)
-            if listing is None or (rel_dir and listing.has_git):
-                continue  # gone, or a nested repository: its own owner's
+            if listing is None:
+                continue  # gone
+            if rel_dir and listing.has_git:
+                nested.append(rel_dir)  # a nested repository: its own owner's
+                continue
             walked.append((rel_dir, os.path.join(self._root, rel_dir), listing))
             prefix = f"{rel_dir}/" if rel_dir else ""
             found.extend(prefix + name for name in listing.specials)
@@ -173,6 +183,7 @@ class SpecialFiles:
             del self._listings[gone]  # no longer reached: forget it, keep memory bounded
         self._walked, self._walked_with, self._found = walked, excluded, found
         self._unreadable = [rel_dir for rel_dir, _full, listing in walked if listing.unreadable]
+        self._nested = nested
         return found
 
     def _same_directories(self) -> bool:
@@ -232,3 +243,8 @@ class SpecialFileWalk:
         """The directories this walk may not list (once it is done)."""
         self.wait()
         return sorted(self._files.unreadable)
+
+    def nested(self) -> list[str]:
+        """The directories holding a `.git` this walk found (once it is done)."""
+        self.wait()
+        return sorted(self._files.nested)

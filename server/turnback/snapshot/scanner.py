@@ -253,6 +253,11 @@ class Scanner:
         for path in specials.result():
             self._note_special(path, skipped)
         unreadable = [d for d in specials.unreadable() if self._note_unreadable(d, skipped)]
+        for rel_dir in specials.nested() if not plain else ():
+            if rel_dir not in skipped and self.user_index.is_submodule(rel_dir):
+                # A gitlink `git add` made of a repository without a .gitmodules entry (git
+                # only warns): a submodule all the same, so the workspace takes it in.
+                skipped[rel_dir] = Skipped(rel_dir, SUBMODULE)
         self.user_index.give_back()
         for path in removed:
             if path in index and not is_below(path, unreadable):
