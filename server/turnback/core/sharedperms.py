@@ -1,0 +1,55 @@
+"""Object folders as git makes them in a shared repository (`core.sharedRepository`).
+
+git makes each `objects/xx` folder it creates group-writable (or world-readable) there;
+libgit2 makes it with the process's umask (2755 under umask 022), so another member of
+the group could no longer add an object that falls in a folder turnback created. After
+each operation, the object folders this user owns get the bits git would give them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pygit2
+
+_GROUP = ("group", "true", "1")
+_ALL = ("all", "world", "everybody", "2")
+
+
+def shared_folder_bits(repo: pygit2.Repository) -> int:
+    """The permission bits git adds to a folder under `core.sharedRepository` (0: none)."""
+    try:
+        value = str(repo.config["core.sharedRepository"]).strip().lower()
+    except (KeyError, ValueError, pygit2.GitError):
+        return 0
+    if value in _GROUP:
+        return 0o070
+    if value in _ALL:
+        return 0o075
+    if len(value) > 1 and value.startswith("0"):  # an octal mode, such as 0660
+        try:
+            mode = int(value, 8) & 0o777
+        except ValueError:
+            return 0
+        return mode | ((mode & 0o444) >> 2)  # searchable wherever readable, as git does
+    return 0
+
+
+def share_object_folders(objects_dir: Path, bits: int) -> None:
+    """Adds `bits` to the object folders this user owns that lack them (never removes any)."""
+    if not bits:
+        return
+    me = os.geteuid()
+    try:
+        entries = list(os.scandir(objects_dir))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == me and st.st_mode & bits != bits:
+                os.chmod(entry.path, stat.S_IMODE(st.st_mode) | bits)
+        except OSError:
+            continue
