@@ -277,3 +277,16 @@ def test_restore_refused_while_another_sessions_turn_runs(repo: Path):
     assert json.loads(refused.stdout)["error"]["data"]["session"] == SESSION
     assert cli_ok(repo, "redo", "--session", "mine", "--force")["turnsRedone"] == 1
     assert read(repo, "src/app.py") == "print('mine')\n"
+
+
+# Proves a turn another agent opened before this session's turn began, and never sealed (a
+# conversation killed long ago), does not refuse this session's undo: it looked running
+# whenever this session's own agent wrote, and refused its undo every time.
+def test_an_abandoned_turn_of_another_session_never_refuses(repo: Path):
+    hook(repo, "UserPromptSubmit")  # the other agent's turn: its Stop never comes
+    write(repo, "src/agent.py", "x = 1\n")
+    cli_ok(repo, "capture", "--session", "mine", "--label", "by hand")
+    write(repo, "src/app.py", "print('mine')\n")  # a write "now": the old turn looks running
+    cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
+    assert cli_ok(repo, "undo", "--session", "mine")["turnsUndone"] == 1
+    assert read(repo, "src/agent.py") == "x = 1\n"

@@ -240,24 +240,37 @@ def guard_undo(ctx: Context, session: str, options: RestoreOptions) -> None:
     if activity is not None and not activity.running:
         _seal_interrupted(ctx, timeline, newest)
     if not options.force:
-        _guard_others(ctx, session, "undo", progress.known_now)
+        _guard_others(ctx, timeline, "undo", progress.known_now)
 
 
-def _guard_others(ctx: Context, session: str, operation: str, now: pygit2.Tree | None) -> None:
+def _guard_others(
+    ctx: Context, timeline: Timeline, operation: str, now: pygit2.Tree | None
+) -> None:
     """Refuses a restore while another session's agent turn runs in the same work tree.
 
     Snapshots hold the whole work tree, so the states a restore writes hold what that
     agent wrote meanwhile, or lack what it is writing now: an undo deleted the file a
-    running Codex turn had just made (two agents in one repository)."""
-    for timeline in ctx.store.all():
-        if timeline.session == session or not timeline.active:
+    running Codex turn had just made (two agents in one repository). Only a turn opened
+    since this session's newest turn began counts: one opened before it (a conversation
+    killed long ago, never sealed) would look running whenever this session's own agent
+    writes, and block its undo for good; and those sessions are never read."""
+    since = timeline.turns[-1].created_at
+    for header in ctx.store.headers():
+        other = header["session"]
+        if other == timeline.session or str(header.get("lastCaptureAt") or "") < since:
             continue
-        progress = TurnProgress(ctx, timeline, now)
-        newest = timeline.active[-1]
+        try:
+            theirs = ctx.store.load(other)
+        except RequestFailed:
+            continue  # a damaged timeline: its own commands say so
+        if theirs is None or not theirs.active or theirs.active[-1].created_at < since:
+            continue
+        progress = TurnProgress(ctx, theirs, now)
+        newest = theirs.active[-1]
         activity = progress.activity(newest)
         now = progress.known_now
         if activity is not None and activity.running:
-            raise TurnRunning(newest, activity, timeline.session, operation, elsewhere=True)
+            raise TurnRunning(newest, activity, other, operation, elsewhere=True)
 
 
 def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:
@@ -278,7 +291,7 @@ def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:
         activity = progress.activity(turn)
         if activity is not None and activity.running:
             raise TurnRunning(turn, activity, session, "redo")
-    _guard_others(ctx, session, "redo", progress.known_now)
+    _guard_others(ctx, timeline, "redo", progress.known_now)
 
 
 def mark_interrupted(ctx: Context, session: str, turn_ref: int | str, reason: str) -> bool:
