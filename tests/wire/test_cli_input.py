@@ -204,3 +204,18 @@ def test_serve_bad_options(tmp_path: Path):
         _one_clear_line(
             *_run(tmp_path, "serve", "--tcp", f"127.0.0.1:{port}"), EXIT_FAILED, "in use"
         )
+
+
+# Ensures a folder nested deeper than libgit2 walks (100 levels; a deep node_modules) is
+# refused at once in one line naming the folder to ignore, where every capture retried
+# three times and said "Files kept changing ... try again", for good; and that ignoring
+# it lets captures work again.
+def test_folders_nested_too_deep_are_named(repo: Path):
+    deep = repo / "node_modules" / "/".join(["d"] * 101)
+    deep.mkdir(parents=True)
+    (deep / "leaf.js").write_text("x\n")
+    code, stderr = _run(repo, "capture", "--label", "turn")
+    _one_clear_line(code, stderr, EXIT_FAILED, "node_modules")
+    assert "kept changing" not in stderr and "100 deep" in stderr
+    write(repo, ".gitignore", "node_modules/\n")
+    assert cli_json(repo, "capture", "--label", "turn")["turn"] == 1

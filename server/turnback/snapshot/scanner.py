@@ -53,6 +53,7 @@ from .untracked import (
     UntrackedPolicy,
     is_below,
     is_special,
+    too_deep,
     within_limits,
 )
 from .userindex import UserIndex, is_unreadable_index, unreadable_index
@@ -163,6 +164,8 @@ class Scanner:
             if is_unreadable_index(error):  # a seed copied from a split index, say
                 self.private.drop()  # seeded again once the user's index can be read
                 raise unreadable_index(error) from None
+            if "nesting too deep" in str(error):
+                raise too_deep(self.ws.root, str(error)) from None  # the same every time
             if "not found" not in str(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.

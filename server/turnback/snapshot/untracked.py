@@ -9,6 +9,7 @@ capture and cached, because one directory decides for all its files.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,39 @@ def is_special(st: os.stat_result) -> bool:
 def is_below(path: str, folders: list[str]) -> bool:
     """Whether `path` lies inside one of `folders` (work-tree paths)."""
     return any(path.startswith(f"{folder}/") for folder in folders)
+
+
+def too_deep(root: Path, message: str) -> WorkspaceTooLarge:
+    """libgit2's walk stops at a fixed depth ("directory nesting too deep (100)") and then
+    fails the whole scan, every time: a refusal naming the folder to ignore, not a retry."""
+    found = re.search(r"\((\d+)\)", message)
+    limit = int(found.group(1)) if found else 100
+    where = _too_deep_under(root, limit)
+    named = f"{where}/ holds folders" if where else "Folders"
+    return WorkspaceTooLarge(
+        f"Capture stopped: {named} nested more than {limit} deep, past what libgit2 (the "
+        f"git library turnback uses) walks. Ignore {where or 'them'} in .gitignore. Nothing "
+        "was recorded.",
+        depth=limit,
+    )
+
+
+def _too_deep_under(root: Path, limit: int) -> str | None:
+    """The top folder of the work tree holding a folder `limit` levels deep (no `.git`
+    entered, no symlink followed); None if none is found."""
+    stack = [(str(root), 0, "")]
+    while stack:
+        folder, depth, top = stack.pop()
+        if depth >= limit:
+            return top
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, depth + 1, top or entry.name))
+        except OSError:
+            continue
+    return None
 
 
 def too_many_files(count: int, limit: int) -> WorkspaceTooLarge:
