@@ -457,10 +457,7 @@ class Engine:
         self, session: str | None, limit: int | None, include_files: bool = False
     ) -> ListResult:
         name = self.resolve_session(session)
-        timelines = self.store.all()
-        timeline = next((t for t in timelines if t.session == name), None)
-        if timeline is None:
-            timeline = self.store.load(name)  # none, or damaged: said plainly
+        timeline = self.store.load(name)  # none, or damaged: said plainly
         turns = list(reversed(timeline.turns)) if timeline else []
         if limit is not None:
             turns = turns[:limit]
@@ -482,8 +479,8 @@ class Engine:
             can_redo=bool(timeline and timeline.undone),
             rescued=[r.to_result() for r in reversed(timeline.rescued)] if timeline else [],
             sessions=[
-                SessionInfo(t.session, len(t.turns), t.updated_at)
-                for t in sorted(timelines, key=lambda t: t.updated_at, reverse=True)
+                SessionInfo(*summary)
+                for summary in sorted(self.store.summaries(), key=lambda s: s[2], reverse=True)
             ],
         )
 

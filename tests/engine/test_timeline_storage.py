@@ -119,3 +119,34 @@ def test_default_session_and_sessions_state_come_from_the_headers(repo: Path):
     unread = Engine(str(repo))
     assert "b" not in {t.session for t in unread.store.all()}
     assert "b" in unread.sessions_state()
+
+
+# Ensures a list names every session with its turn count from the headers (it read every
+# turn of every session: 300 sessions of 100 turns took 1.3 s per list), including a
+# header saved before it counted its turns (counted from the turn trees) and format 1.
+def test_list_counts_every_sessions_turns_from_the_headers(repo: Path):
+    engine = Engine(str(repo))
+    for session, turns in (("counted", 3), ("uncounted", 2), ("legacy", 1)):
+        for n in range(turns):
+            engine.capture(session=session, label=f"{session} {n}")
+    uncounted = engine.repo.references[engine.store.ref_name("uncounted")]
+    commit = engine.repo[uncounted.target]
+    header = json.loads(engine.repo[commit.tree["session.json"].id].data)
+    del header["turnCount"]
+    builder = engine.repo.TreeBuilder(commit.tree)
+    blob = engine.repo.create_blob(json.dumps(header).encode())
+    builder.insert("session.json", blob, pygit2.GIT_FILEMODE_BLOB)
+    sig = pygit2.Signature("turnback", "turnback@localhost")
+    oid = engine.repo.create_commit(
+        None, sig, sig, "old header\n", builder.write(), commit.parent_ids
+    )
+    engine.repo.references.create(uncounted.name, oid, force=True)
+    legacy = engine.store.load("legacy")
+    assert legacy is not None
+    _write_format_1(engine, legacy)
+    listed = Engine(str(repo)).list("counted")
+    assert sorted((s.id, s.turns) for s in listed.sessions) == [
+        ("counted", 3),
+        ("legacy", 1),
+        ("uncounted", 2),
+    ]

@@ -70,6 +70,17 @@ def read_header(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, Any
     return json.loads(repo[tree[HEADER if HEADER in tree else LEGACY].id].data)
 
 
+def count_turns(repo: pygit2.Repository, commit: pygit2.Commit, header: dict[str, Any]) -> int:
+    """How many turns a timeline holds, from its turn trees (format 2) or its one JSON
+    (format 1, whose header is the whole timeline)."""
+    tree = commit.tree
+    if HEADER not in tree:
+        return len(header.get("turns", []))
+    if TURNS not in tree:
+        return 0
+    return sum(len(repo[bucket.id]) for group in repo[tree[TURNS].id] for bucket in repo[group.id])
+
+
 def read(
     repo: pygit2.Repository, commit: pygit2.Commit, known: Layout | None = None
 ) -> tuple[dict[str, Any], Layout | None]:
