@@ -367,3 +367,30 @@ def test_redo_two_turns_over_a_kept_created_repository(tmp_path: Path):
     assert redone["turnsRedone"] == 2
     assert (ws / "fresh/n.txt").read_text() == "n, edited in t2\n"
     engine.close()
+
+
+# Ensures a watched plain folder whose subfolder the agent turns into a repository (`git
+# init` and a commit: no file of it changes) takes it in as a member at once, so that the
+# next turn's edits there are captured and undone. It was found only when a file in it
+# changed, after the next turn began: that turn's undo took it for a repository the turn
+# had created and kept the turn's edits.
+def test_git_init_in_a_watched_plain_folder(tmp_path: Path):
+    ws = tmp_path / "ws"
+    write(ws, "plain/p.txt", "p\n")
+    engine = Engine(str(ws))
+    try:
+        assert engine.enable_watcher()
+        engine.capture(label="t1")
+        git(ws / "plain", "init", "-q")
+        git(ws / "plain", "add", "-A")
+        git(ws / "plain", "commit", "-q", "-m", "init")
+        engine.capture(phase="after")
+        engine.capture(label="t2")
+        write(ws, "plain/p.txt", "p2\n")
+        write(ws, "plain/new.txt", "new\n")
+        engine.capture(phase="after")
+        result = to_wire(engine.undo())
+    finally:
+        engine.close()
+    assert sorted(f["path"] for f in result["files"]) == ["plain/new.txt", "plain/p.txt"]
+    assert (ws / "plain/p.txt").read_text() == "p\n" and not (ws / "plain/new.txt").exists()

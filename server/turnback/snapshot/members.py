@@ -222,6 +222,10 @@ class WorkspaceScanner:
         self._settings = settings
         mine, routed = self._route(changed)
         snap = self.root.capture(settings, progress, cancelled, mine)
+        if changed is not None and self._new_repository_in(snap):
+            # A repository the turn made where files were (`git init` in a plain folder's
+            # subfolder): its files are a member's now, found by a full scan.
+            return self.capture(settings, progress, cancelled, None)
         try:
             if changed is None:
                 self._discover(settings, snap, cancelled)
@@ -239,6 +243,13 @@ class WorkspaceScanner:
         finally:
             for member in self.members.values():
                 member.scanner.held.write()  # into its own repository, after the answer
+
+    def _new_repository_in(self, snap: Snapshot) -> bool:
+        """Whether a capture reported a repository that is not a member yet."""
+        return any(
+            s.reason in MEMBER_REASONS and s.path not in self.members and s.path not in self.limited
+            for s in snap.skipped
+        )
 
     def _member_capture(
         self,

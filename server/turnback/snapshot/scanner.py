@@ -256,11 +256,17 @@ class Scanner:
         for path in specials.result():
             self._note_special(path, skipped)
         unreadable = [d for d in specials.unreadable() if self._note_unreadable(d, skipped)]
-        for rel_dir in specials.nested() if not plain else ():
-            if rel_dir not in skipped and self.user_index.is_submodule(rel_dir):
+        for rel_dir in specials.nested():
+            if rel_dir in skipped:
+                continue
+            if not plain and self.user_index.is_submodule(rel_dir):
                 # A gitlink `git add` made of a repository without a .gitmodules entry (git
                 # only warns): a submodule all the same, so the workspace takes it in.
                 skipped[rel_dir] = Skipped(rel_dir, SUBMODULE)
+            elif plain and not path_is_ignored(self.ws.repo, rel_dir + "/"):
+                # `git init` in a folder whose files a plain folder's snapshots already hold:
+                # libgit2 lists no untracked folder there, yet it is a repository now.
+                skipped[rel_dir] = Skipped(rel_dir, NESTED_REPOSITORY)
         self.user_index.give_back()
         for path in removed:
             if path in index and not is_below(path, unreadable):
