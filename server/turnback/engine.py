@@ -10,7 +10,6 @@ few collaborators they need, never the engine.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -23,7 +22,7 @@ from .config import Settings
 from .core.locking import repository_lock
 from .core.repository import WorkspaceRepo, open_workspace
 from .core.sharedperms import share_object_folders, shared_folder_bits
-from .core.treeops import Entry, entry_at
+from .core.treeops import entry_at
 from .diff import turndiff
 from .errors import (
     Cancelled,
@@ -36,6 +35,7 @@ from .errors import (
 from .history import running
 from .history.context import CancelCheck, Context, RestoreOptions
 from .history.journal import Journal
+from .history.metadata import check_metadata
 from .history.prune import parse_age
 from .history.prune import prune as prune_timelines
 from .history.recording import open_turn, seal_turn
@@ -90,54 +90,9 @@ def check_session(session: Any) -> str | None:
     return session
 
 
-#: How deeply a turn's metadata may nest: an agent's ids and indexes need a few levels,
-#: and every front must be able to send it back (pygls's serializer recurses per level and
-#: failed near 400, so the answer, and every later one naming the turn, never came).
-MAX_METADATA_DEPTH = 64
-
-
-def _check_metadata(value: Any) -> None:
-    """Metadata every front can send back: JSON has no NaN or Infinity (a list holding
-    one was answered as invalid JSON from then on), nor lone surrogates, and a client's
-    parser stops somewhere below 100 levels."""
-    stack = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            if level > MAX_METADATA_DEPTH:
-                raise InvalidParams(
-                    "metadata", f"must nest at most {MAX_METADATA_DEPTH} levels deep"
-                )
-            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise InvalidParams("metadata", "holds NaN or Infinity, which JSON cannot carry")
-        elif isinstance(item, str) and not _is_unicode(item):
-            raise InvalidParams("metadata", "must be valid Unicode (it holds a lone surrogate)")
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _renamed_from(
-    repo: pygit2.Repository, before: pygit2.Tree | None, end: pygit2.Tree, path: str
-) -> Entry | None:
-    """The entry a turn renamed to `path`, as its diff pairs them (so that a lens on a file
-    the agent renamed and edited reverts the edit, not the whole file)."""
-    for delta in turndiff.turn_deltas(repo, before, end):
-        if delta.status == "renamed" and delta.new_path == path:
-            return entry_at(before, delta.old_path)
-    return None
-
-
 def _check_capture(phase: Any, label: Any, turn: Any, metadata: Any = None) -> None:
     if metadata is not None:
-        _check_metadata(metadata)
+        check_metadata(metadata)
     if phase not in ("before", "after"):
         raise InvalidParams("phase", 'must be "before" or "after"')
     if label is not None and not isinstance(label, str):
@@ -426,7 +381,9 @@ class Engine:
             if end is not None and entry_at(end, path) == start:
                 return None
             if start is None and end is not None:
-                start = _renamed_from(self.repo, before, end, path)  # else: all of it "added"
+                start = turndiff.renamed_from(
+                    self.repo, before, end, path
+                )  # else: all of it "added"
             if start is None and end is None and self._never_captured(path):
                 return None  # a turn still open did not make what no snapshot would hold
             data = self.repo[pygit2.Oid(hex=start.oid)].data if start else None

@@ -169,6 +169,17 @@ def libgit2_deltas(
     return deltas
 
 
+def renamed_from(
+    repo: pygit2.Repository, before: pygit2.Tree | None, end: pygit2.Tree, path: str
+) -> treeops.Entry | None:
+    """The entry a turn renamed to `path`, as its diff pairs them (so that a lens on a file
+    the agent renamed and edited reverts the edit, not the whole file)."""
+    for delta in turn_deltas(repo, before, end):
+        if delta.status == "renamed" and delta.new_path == path:
+            return treeops.entry_at(before, delta.old_path)
+    return None
+
+
 def changed_files(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
 ) -> list[ChangedFile]:

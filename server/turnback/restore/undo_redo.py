@@ -24,8 +24,9 @@ from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timelin
 from ..results import HeadMoved, KeptFile, RestoreResult
 from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
-from ..snapshot.untracked import NESTED_REPOSITORY, UNREADABLE, directory_identity
+from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
+from .leftout import moved_here, moved_left_out, reason_at, unreadable_in
 from .plan import (
     CHANGED_DURING_RESTORE,
     Plan,
@@ -50,7 +51,7 @@ class Restorer:
         reasons = {s.path: s.reason for s in snap.skipped}
 
         def reason(path: str) -> str:
-            found = _reason_at(reasons, path)
+            found = reason_at(reasons, path)
             if found:
                 return found
             parts = path.split("/")
@@ -86,11 +87,11 @@ class Restorer:
         path out, or ignore rules did (an ignored file the turns force-added, say)."""
         reasons = {s["path"]: s["reason"] for s in target_skipped}
         by_rules = self.ctx.scanner.ignored_by_rules
-        moved = _moved_left_out(self.ctx.ws.root, target_skipped)
+        moved = moved_left_out(self.ctx.ws.root, target_skipped)
 
         def reason(path: str) -> str | None:
-            found = _reason_at(reasons, path) or (
-                moved and _moved_here(self.ctx.ws.root, path, moved)
+            found = reason_at(reasons, path) or (
+                moved and moved_here(self.ctx.ws.root, path, moved)
             )
             if found:
                 return found
@@ -133,7 +134,7 @@ class Restorer:
             ignored=self._ignored(),
             target_ignored=self._target_ignored(rules),
             left_out_of_target=self._left_out_of_target(rules, target_skipped),
-            unreadable_now=_unreadable_in(snap),
+            unreadable_now=unreadable_in(snap),
             passed=passed,
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
@@ -378,44 +379,6 @@ class Restorer:
         if target is None:  # never restore "nothing" over the work tree
             raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
         return Step(paths, expected, self.ctx.tree(target))
-
-
-def _moved_left_out(root: os.PathLike[str], skipped: list[dict[str, str]]) -> dict[str, str]:
-    """The directories the target's capture left out that are no longer where they were,
-    by identity ("dev:ino") → reason: the turns may have renamed one (`mv env config`),
-    and what is in it now is what was in it then, which no snapshot holds."""
-    moved = {}
-    for entry in skipped:
-        identity = entry.get("dirId")
-        if identity and directory_identity(os.path.join(root, entry["path"])) != identity:
-            moved[identity] = entry["reason"]
-    return moved
-
-
-def _moved_here(root: os.PathLike[str], path: str, moved: dict[str, str]) -> str | None:
-    """The reason of a moved left-out directory that now holds `path`, if one does."""
-    parts = path.split("/")
-    for depth in range(len(parts) - 1, 0, -1):
-        identity = directory_identity(os.path.join(root, *parts[:depth]))
-        if identity in moved:
-            return moved[identity]
-    return None
-
-
-def _unreadable_in(snap: Snapshot) -> Callable[[str], bool]:
-    """Whether `snap`'s capture could not look at a path (or a folder above it)."""
-    reasons = {s.path: s.reason for s in snap.skipped if s.reason == UNREADABLE}
-    return lambda path: bool(reasons) and _reason_at(reasons, path) is not None
-
-
-def _reason_at(reasons: dict[str, str], path: str) -> str | None:
-    """The reason recorded for `path` or the nearest folder above it."""
-    parts = path.split("/")
-    for depth in range(len(parts), 0, -1):
-        found = reasons.get("/".join(parts[:depth]))
-        if found:
-            return found
-    return None
 
 
 def _failure_state(failed: RestoreError) -> str:
