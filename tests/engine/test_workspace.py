@@ -394,3 +394,26 @@ def test_git_init_in_a_watched_plain_folder(tmp_path: Path):
         engine.close()
     assert sorted(f["path"] for f in result["files"]) == ["plain/new.txt", "plain/p.txt"]
     assert (ws / "plain/p.txt").read_text() == "p\n" and not (ws / "plain/new.txt").exists()
+
+
+# Ensures undoing one turn at a time ends where undoing both at once does when the later
+# turn re-created a repository the earlier one deleted: the first undo keeps the new
+# repository, and the second took its file for an edit of the user's (a false conflict).
+def test_step_by_step_undo_over_a_repository_made_again(tmp_path: Path):
+    ws = tmp_path / "ws"
+    make_repo(ws / "api", {"a.txt": "orig\n"})
+    write(ws, "notes.md", "notes\n")
+    engine = Engine(str(ws))
+    try:
+        engine.capture(label="t1")
+        shutil.rmtree(ws / "api")
+        engine.capture(phase="after")
+        engine.capture(label="t2")
+        make_repo(ws / "api", {"a.txt": "new\n"})
+        engine.capture(phase="after")
+        first = to_wire(engine.undo())
+        assert {"path": "api", "reason": "repositoryCreated"} in first["kept"]
+        engine.undo()  # a Conflict before
+    finally:
+        engine.close()
+    assert (ws / "api/a.txt").read_text() == "orig\n"

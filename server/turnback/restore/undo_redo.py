@@ -15,7 +15,7 @@ import pygit2
 
 from ..core.durability import make_durable
 from ..core.repository import WorkspaceRepo
-from ..core.treeops import entry_at, is_dir_in
+from ..core.treeops import entries_at, entry_at, is_dir_in
 from ..core.worktree import holds_repository
 from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed, StorageFailed
 from ..history.context import Context, RestoreOptions
@@ -109,11 +109,17 @@ class Restorer:
         operation: str,
         target_skipped: list[dict[str, str]],
         created: list[str] | None = None,
+        left_by_undo: pygit2.Tree | None = None,
     ) -> Plan:
         """What the restore would do; raises Conflict unless forced. Nothing under a
         repository in `created` (made by the turns being undone) is touched, nor anything
-        the target state's capture left out (`target_skipped`)."""
+        the target state's capture left out (`target_skipped`). `left_by_undo` is what the
+        last undo replaced: a path it kept as it was (a repository the later turn created)
+        is no change of the user's."""
         moves, passed = compose(steps)
+        if left_by_undo is not None:
+            for path, entry in entries_at(left_by_undo, list(moves)).items():
+                passed.setdefault(path, set()).add(entry)
         current = self.ctx.repo[snap.tree]
         held: set[str] = set()
         for path in [p for p in moves if is_held(p, created or [])]:
@@ -175,7 +181,8 @@ class Restorer:
             ) from failed
         if left:  # the user saved these after they were saved: theirs, left as they are
             plan.kept += [KeptFile(path, CHANGED_DURING_RESTORE) for path in left]
-            plan.actions = [a for a in plan.actions if a.path not in set(left)]
+            untouched = set(left)
+            plan.actions = [a for a in plan.actions if a.path not in untouched]
         make_durable(writer.touched)
         try:
             ctx.store.commit(timeline.session, prepared)
@@ -244,7 +251,14 @@ class Restorer:
             self.ctx.scanner, self.ctx.ws.root, oldest.repositories, oldest.turn
         )
         plan = self.plan(
-            [step], snap, options, newest.sealed, "undo", oldest.skipped, notes.created
+            [step],
+            snap,
+            options,
+            newest.sealed,
+            "undo",
+            oldest.skipped,
+            notes.created,
+            self._left_by_last_undo(timeline, newest),
         )
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left = self._left_out(timeline, oldest, newest, snap if end is None else None)
@@ -264,6 +278,17 @@ class Restorer:
             result.repository_changes = notes.changes
             result.message += notes.message()
         return result
+
+    def _left_by_last_undo(self, timeline: Timeline, newest: TurnRecord) -> pygit2.Tree | None:
+        """What the undo of the turns after `newest` replaced, if they are undone: the
+        paths it kept (a repository they created) still hold it. Undone one at a time,
+        the second undo took such a file for an edit of the user's; `-n 2` did not."""
+        following = timeline.next_after(newest)
+        if following is None or following.state != UNDONE:
+            return None
+        high = following.batch[1] if following.batch else following.turn
+        last = next((t for t in timeline.turns if t.turn == high), None)
+        return self.ctx.tree(last.replaced) if last is not None and last.replaced else None
 
     def _undo_batch(self, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
         """The active turns an undo takes back: down to `options.turn`, or the newest count."""
