@@ -19,6 +19,7 @@ from pytest_lsp import LanguageClient
 
 from helpers import (
     SERVER_CONFIG,
+    git,
     open_session,
     read,
     run_cli,
@@ -454,6 +455,10 @@ async def test_cancelled_capture_is_all_or_nothing(client, repo: Path):
 async def test_progress_cancel_button_cancels_the_capture(client, repo: Path):
     for n in range(3000):
         write(repo, f"many/f{n}.txt", f"{n}\n")
+    git(repo, "add", "many")
+    git(repo, "commit", "-q", "-m", "many")
+    for n in range(3000):  # 3,000 tracked files to hash: a capture that lasts past its
+        write(repo, f"many/f{n}.txt", f"changed {n}\n")  # progress's first report
     token = "capture-progress"
     future = client.protocol.send_request(
         "snapshot/capture", {"label": "cancelled", "workDoneToken": token}

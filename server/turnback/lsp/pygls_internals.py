@@ -45,6 +45,9 @@ async def finish_requests(protocol: JsonRPCProtocol, shutdown_id: Any, timeout: 
     under way is answered with its result, not "cancelled" after it was done."""
     for msg_id, future in list(protocol._request_futures.items()):
         if msg_id != shutdown_id and not future.done() and not isinstance(future, asyncio.Future):
+            # Forgotten first: an answer that comes anyway then finds no future to set (a
+            # cancelled one raised InvalidStateError in pygls's reader).
+            protocol._request_futures.pop(msg_id, None)
             future.cancel()
     this = asyncio.current_task()  # (pygls keeps the shutdown handler's own task there too)
     handling = [
