@@ -353,3 +353,22 @@ def test_recovery_leaves_a_fifo_at_a_journal_path(tmp_path: Path):
     for rel in ("a.txt", "new/x.txt"):
         assert stat.S_ISFIFO(os.lstat(repo / rel).st_mode), f"{rel} is no longer the FIFO"
     assert (repo / "dir/d.txt").read_text() == "c\n"
+
+
+# Ensures recovery leaves alone what the user's own git command wrote after the crash when
+# it wrote exactly the bytes the undo was writing (`git checkout -- a.txt` after an undo
+# killed before it reached a.txt): recovery judged by content alone, took them for the
+# undo's and rolled them back to the agent's version. The undo's ledger says what it wrote.
+def test_recovery_leaves_what_the_users_git_wrote_after_the_crash(tmp_path: Path):
+    repo, after = _killed_midway(tmp_path / "repo")
+    git(repo, "checkout", "--", "a.txt", "dir/b.txt")  # as before the turn: the undo's target
+    mine = {p: tree_state(repo)[p] for p in ("a.txt", "dir/b.txt")}
+    assert mine["a.txt"] != after["a.txt"] and "dir/b.txt" not in after
+
+    done = run_cli(repo, "list")
+    assert done.returncode == 0, done.stderr
+    assert "left as they are (yours): a.txt, dir/b.txt" in done.stderr
+    state = tree_state(repo)
+    assert {p: state[p] for p in mine} == mine
+    assert state["new/x.txt"] == after["new/x.txt"]  # what the undo did is rolled back
+    recover(repo)

@@ -20,7 +20,7 @@ from ..core.treeops import Entry, entries_at, entry_at, is_dir_in
 from ..core.worktree import Stamp, UnsafePath, check_path, under_real_dirs
 from ..results import FileAction, KeptFile
 from ..snapshot.untracked import UNREADABLE
-from .workwriter import ChangedMeanwhile, WorkWriter
+from .workwriter import ATTEMPTED, ChangedMeanwhile, WorkWriter
 
 #: A kept reason: the user changed the file after the restore saved it, before it wrote.
 CHANGED_DURING_RESTORE = "changedDuringRestore"
@@ -222,6 +222,10 @@ class Rollback:
     failed: tuple[str, BaseException] | None = None
 
 
+#: A path the ledger does not name: the restore never changed it.
+_UNTOUCHED = object()
+
+
 def _as_saved(writer: WorkWriter, path: str, saved: dict[str, Entry | None]) -> Stamp | None:
     """The stamp of `path` if it holds what the saved state holds; ChangedMeanwhile if not."""
     now = look(writer.root, path)
@@ -241,12 +245,18 @@ def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2
     result = Rollback()
     back: dict[str, tuple[Entry | None, object]] = {}
     saved_entries = entries_at(saved, writes)
+    ledger = writer.ledger  # what the restore itself did, when known
     for path in writes:
         before = saved_entries[path]
         now = look(writer.root, path)
         if now.matches(before):
             continue
-        if now.matches(writes[path]):
+        done = ATTEMPTED if ledger is None else ledger.get(path, _UNTOUCHED)
+        if done is _UNTOUCHED or (done is not ATTEMPTED and done != now.stamp):
+            # Not written by the restore, or rewritten since it was: the user's (a `git
+            # reset --hard` after a crash writes the very bytes an undo was writing).
+            result.kept.append(path)
+        elif now.matches(writes[path]):
             back[path] = (before, now.stamp)
         else:
             result.kept.append(path)

@@ -4,7 +4,10 @@ Every restore journals its intent before it writes (history/journal.py). The nex
 operation under the repository lock calls `recover` first: when the timeline already
 moved, the restore had written everything and only the journal is dropped; otherwise
 the files written are put back from the saved state, except those the user changed
-since, which are kept (and the saved state stays reachable as a rescued version).
+since, which are kept (and the saved state stays reachable as a rescued version). The
+restore's ledger (workwriter.py) says which paths it wrote and the stat each had then:
+a path it never reached, or one rewritten since (a `git checkout` after the crash), is
+the user's, whatever its bytes.
 """
 
 from __future__ import annotations
@@ -48,12 +51,14 @@ def recover(ctx: Context) -> None:
         )
         intent = None
     if intent is None:
-        sweep_staging(staging_dir(ctx.ws))  # renames a power loss undid
+        sweep_staging(staging_dir(ctx.ws), ledgers=True)  # renames a power loss undid
         return
     work = writer(ctx, intent.id)
+    work.load_ledger()  # what the restore had done, path by path, before the crash
     work.sweep(list(intent.writes))  # temporary files of the write the crash cut short
     if ctx.store.ref_target(intent.session) == intent.timeline_after:
         ctx.journal.end()  # the files were all written before the commit point
+        work.drop_ledger()
         ctx.recovered.append(
             f"turnback finished an interrupted {intent.operation} in session '{intent.session}'."
         )
@@ -74,6 +79,7 @@ def recover(ctx: Context) -> None:
     if undone.kept:
         _keep_reachable(ctx, intent.session, intent.saved, undone.kept)
     ctx.journal.end()
+    work.drop_ledger()
     n = len(undone.restored)
     message = (
         f"turnback rolled back an interrupted {intent.operation} in session "

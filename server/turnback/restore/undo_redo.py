@@ -171,6 +171,7 @@ class Restorer:
         except RestoreError as failed:
             if failed.rolled_back:
                 ctx.journal.end()  # else the next operation's recovery retries the rollback
+            writer.drop_ledger(keep_file=not failed.rolled_back)
             raise RestoreFailed(
                 f"{operation.capitalize()} failed: {failed}. {_failure_state(failed)} "
                 f"The saved state is commit {saved_commit}.",
@@ -187,9 +188,11 @@ class Restorer:
         try:
             ctx.store.commit(timeline.session, prepared)
         except (Busy, StorageFailed):
+            writer.drop_ledger(keep_file=True)
             recovery.recover(ctx)  # the timeline never moved: put the files back, then say why
             raise
         ctx.journal.end()
+        writer.drop_ledger()
 
     def _result(
         self,

@@ -17,7 +17,9 @@ path since, so a user typing meanwhile is never overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
 import stat
 import uuid
@@ -34,6 +36,8 @@ from ..core.worktree import Stamp, UnsafePath, check_path, stamp_of, under_real_
 
 #: `expect` default: write without checking what is there.
 UNCHECKED: object = object()
+#: A ledger entry: the writer was about to change the path (and may have).
+ATTEMPTED = "attempted"
 
 
 class ChangedMeanwhile(OSError):
@@ -54,6 +58,72 @@ class WorkWriter:
         self._original_bits: dict[str, int] = {}
         #: What this writer changed on disk, for `durability.make_durable`.
         self.touched = Touched()
+        #: Path → ATTEMPTED, or the stamp it had right after this restore wrote it (None:
+        #: deleted); kept in staging too, line by line, for a recovery after a crash. None
+        #: when not known (a recovery that found no ledger): judge by content alone.
+        self.ledger: dict[str, object] | None = {}
+        self.ledger_path = staging / f"ledger-{tag}.jsonl"
+        self._ledger_fd: int | None = None
+
+    def _note(self, path: str, state: object) -> None:
+        """Records in the ledger what the restore is about to do, or did, at `path`: a
+        recovery rolls back only what it finds there, as the restore left it, so a user's
+        rewrite after a crash (`git reset --hard` writes the same bytes) stays the user's.
+        Each line is written unbuffered, so a kill keeps every line before it."""
+        if self.ledger is None:
+            return
+        self.ledger[path] = state
+        try:
+            if self._ledger_fd is None:
+                self.staging.mkdir(parents=True, exist_ok=True)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+                self._ledger_fd = os.open(self.ledger_path, flags, 0o600)
+            line = json.dumps([path, state if state is ATTEMPTED else _stamp_json(state)])
+            os.write(self._ledger_fd, line.encode() + b"\n")
+        except OSError:
+            self._set_ledger_aside()
+            self.ledger = None
+
+    def _set_ledger_aside(self) -> None:
+        """A ledger that misses a line must not be read (a path written after the line it
+        misses would look untouched, and stay unrolled): renamed, which needs no room on a
+        full disk, recovery then judges every path by its content, as before ledgers."""
+        if self._ledger_fd is not None:
+            os.close(self._ledger_fd)
+            self._ledger_fd = None
+        try:
+            os.replace(self.ledger_path, self.ledger_path.with_suffix(".incomplete"))
+        except FileNotFoundError:
+            pass
+        except OSError:
+            with contextlib.suppress(OSError):
+                self.ledger_path.unlink()
+
+    def drop_ledger(self, keep_file: bool = False) -> None:
+        """Closes and removes the ledger: the restore ended, or was recovered (kept for a
+        recovery that is about to read it)."""
+        if self._ledger_fd is not None:
+            os.close(self._ledger_fd)
+            self._ledger_fd = None
+        if not keep_file:
+            with contextlib.suppress(OSError):
+                self.ledger_path.unlink(missing_ok=True)
+
+    def load_ledger(self) -> None:
+        """The ledger a crashed restore of this journal left; None if there is none."""
+        try:
+            lines = self.ledger_path.read_text(encoding="utf-8").splitlines()
+        except (OSError, ValueError):
+            self.ledger = None
+            return
+        ledger: dict[str, object] = {}
+        for line in lines:
+            try:
+                path, state = json.loads(line)
+            except ValueError:
+                continue  # a line a crash cut short: its path keeps the entry before it
+            ledger[path] = ATTEMPTED if state == ATTEMPTED else _stamp_from_json(state)
+        self.ledger = ledger
 
     def _temp_name(self) -> str:
         return f"{self._temp_prefix}{uuid.uuid4().hex[:8]}.tmp"
@@ -102,9 +172,10 @@ class WorkWriter:
                 continue
             # A symlink or a file where the snapshot has a directory: the caller planned
             # (and saved) its removal; never write through it.
+            rel = current.relative_to(self.root).as_posix()
+            self._note(rel, ATTEMPTED)
             os.unlink(current)
             if stat.S_ISREG(st.st_mode):
-                rel = current.relative_to(self.root).as_posix()
                 self._original_bits.setdefault(rel, stat.S_IMODE(st.st_mode) & 0o777)
             os.mkdir(current)
             self.touched.changed_entries_of(current.parent)
@@ -133,6 +204,7 @@ class WorkWriter:
             faults.step("file staged")
             if expect is not UNCHECKED:
                 self._check_unchanged(path, expect)  # the last moment before the rename
+            self._note(path, ATTEMPTED)
             if os.path.isdir(target) and not os.path.islink(target):
                 os.rmdir(target)  # only an empty directory; a full one raises and rolls back
             try:
@@ -144,6 +216,7 @@ class WorkWriter:
                 os.unlink(temp)
                 temp = self._make_temp(parent, entry, data, bits)
                 os.replace(temp, target)
+            self._note(path, stamp_of(os.lstat(target)))
             self.touched.wrote(target)
             faults.step("file written")
         except BaseException:
@@ -189,7 +262,9 @@ class WorkWriter:
             raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
         if expect is not UNCHECKED and stamp_of(st) != expect:
             raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
+        self._note(path, ATTEMPTED)
         os.unlink(target)
+        self._note(path, None)
         if stat.S_ISREG(st.st_mode):
             self._original_bits.setdefault(path, stat.S_IMODE(st.st_mode) & 0o777)
         self.touched.changed_entries_of(target.parent)
@@ -248,10 +323,12 @@ def _current_stamp(root: Path, path: str) -> Stamp | None:
     return stamp_of(st) if st is not None and not stat.S_ISDIR(st.st_mode) else None
 
 
-def sweep_staging(staging: Path) -> int:
+def sweep_staging(staging: Path, ledgers: bool = False) -> int:
     """Empties turnback's staging directory of temporary files (only turnback writes
-    there): the leftovers of a killed restore, or of a rename a power loss undid."""
-    return _remove_files(staging, lambda name: name.startswith(".turnback-"))
+    there): the leftovers of a killed restore, or of a rename a power loss undid; with
+    `ledgers`, also the ledgers no journal needs any more."""
+    kinds = (".turnback-", "ledger-") if ledgers else (".turnback-",)
+    return _remove_files(staging, lambda name: name.startswith(kinds))
 
 
 def _remove_files(folder: Path, ours: Callable[[str], bool]) -> int:
@@ -289,3 +366,11 @@ def _umask() -> int:
         os.umask(current)
         _UMASK = current
     return _UMASK
+
+
+def _stamp_json(stamp: object) -> list[int] | None:
+    return list(stamp) if isinstance(stamp, tuple) else None  # type: ignore[arg-type]
+
+
+def _stamp_from_json(value: object) -> Stamp | None:
+    return tuple(value) if isinstance(value, list) else None  # type: ignore[return-value]
