@@ -103,16 +103,10 @@ def set_aside_ref(repo: pygit2.Repository, name: str) -> str:
     aside = f"refs/turnback/retired/damaged-{time.time_ns()}/{name.removeprefix('refs/turnback/')}"
     try:
         ref = repo.references.get(name)
-    except pygit2.GitError as error:
-        moved = set_aside_damaged_ref(repo, name) if is_damaged_ref(error) else None
-        if moved is None:
-            raise
-        return str(moved)
-    if ref is None:
-        return name
-    try:
+        if ref is None:
+            return name
         set_ref(repo, aside, ref.target, "set aside a damaged ref")
-    except pygit2.GitError:  # it names an object that is gone or does not read
+    except pygit2.GitError:  # the file does not parse, or names an object that does not read
         moved = set_aside_damaged_ref(repo, name)
         if moved is None:
             raise

@@ -58,11 +58,6 @@ class WorkspaceRepo:
         return repo
 
     @property
-    def common_dir(self) -> Path:
-        """The git directory holding refs and objects (a linked worktree shares its main's)."""
-        return common_dir(Path(self.repo.path))
-
-    @property
     def objects_dir(self) -> Path:
         """Where the repository's objects are written (a linked worktree shares its main's)."""
         return common_dir(Path(self.repo.path)) / "objects"

@@ -298,15 +298,7 @@ class TimelineStore:
     def headers(self) -> list[dict[str, Any]]:
         """Each session's header (its name and times): what choosing a session and noticing
         changes need, in a time that does not grow with the sessions' turns."""
-        out = []
-        for target in self._targets():
-            try:
-                header = timeline_objects.read_header(self.repo, self.repo[target])
-            except _UNREADABLE:
-                continue
-            if isinstance(header, dict) and isinstance(header.get("session"), str):
-                out.append(header)
-        return out
+        return [header for _commit, header in self._headers()]
 
     def summaries(self) -> list[tuple[str, int, str]]:
         """(session, turns, updatedAt) of every session that reads back, from the headers:
@@ -314,16 +306,27 @@ class TimelineStore:
         1.3 s per list). A header saved before it counted its turns has them counted
         from its turn trees, no turn read."""
         out = []
+        for commit, header in self._headers():
+            count = header.get("turnCount")
+            if not isinstance(count, int):
+                try:
+                    count = timeline_objects.count_turns(self.repo, commit, header)
+                except _UNREADABLE:
+                    continue
+            out.append((header["session"], count, str(header.get("updatedAt", ""))))
+        return out
+
+    def _headers(self) -> list[tuple[pygit2.Commit, dict[str, Any]]]:
+        """Each session's timeline commit and its header, for those that read back."""
+        out = []
         for target in self._targets():
             try:
                 commit = self.repo[target]
                 header = timeline_objects.read_header(self.repo, commit)
-                count = header.get("turnCount")
-                if not isinstance(count, int):
-                    count = timeline_objects.count_turns(self.repo, commit, header)
-                out.append((header["session"], count, str(header.get("updatedAt", ""))))
             except _UNREADABLE:
                 continue
+            if isinstance(header, dict) and isinstance(header.get("session"), str):
+                out.append((commit, header))
         return out
 
     def _targets(self) -> list[pygit2.Oid]:

@@ -100,13 +100,14 @@ def _handlers(entry: Any, shape: str) -> list[Any]:
     return hooks if isinstance(hooks, list) else []
 
 
+def _is_our_handler(handler: Any, harness: Harness, event: str) -> bool:
+    return isinstance(handler, dict) and is_our_command(handler.get("command"), harness, event)
+
+
 def _is_ours(entry: Any, shape: str, harness: Harness, event: str) -> bool:
     """Whether the entry runs turnback's hook (beside the user's own commands, in a group
     edited by hand: a second turnback entry would open two turns per prompt)."""
-    return any(
-        isinstance(h, dict) and is_our_command(h.get("command"), harness, event)
-        for h in _handlers(entry, shape)
-    )
+    return any(_is_our_handler(h, harness, event) for h in _handlers(entry, shape))
 
 
 def _entry(spec: JsonTarget, harness: Harness, event: str) -> dict[str, Any]:
@@ -146,7 +147,7 @@ def _with_handler(entry: Any, wanted: Any, shape: str, harness: Harness, event: 
         return wanted
     handlers, placed = [], False
     for handler in _handlers(entry, shape):
-        if isinstance(handler, dict) and is_our_command(handler.get("command"), harness, event):
+        if _is_our_handler(handler, harness, event):
             if not placed:
                 handlers.append(wanted["hooks"][0])
                 placed = True
@@ -156,14 +157,13 @@ def _with_handler(entry: Any, wanted: Any, shape: str, harness: Harness, event: 
 
 
 def _stripped(entry: Any, shape: str, harness: Harness, event: str) -> Any:
-    """`entry` without turnback's handlers; None when nothing else was in it."""
+    """`entry` without turnback's handlers (as it is when it has none); None when nothing
+    else was in it."""
+    if not _is_ours(entry, shape, harness, event):
+        return entry
     if shape == "flat":
         return None
-    handlers = [
-        h
-        for h in _handlers(entry, shape)
-        if not (isinstance(h, dict) and is_our_command(h.get("command"), harness, event))
-    ]
+    handlers = [h for h in _handlers(entry, shape) if not _is_our_handler(h, harness, event)]
     return {**entry, "hooks": handlers} if handlers else None
 
 
@@ -179,12 +179,8 @@ def _without(data: dict[str, Any], spec: JsonTarget, harness: Harness) -> dict[s
             continue
         if not any(_is_ours(e, spec.shape, harness, event) for e in entries):
             continue
-        kept = []
-        for entry in entries:
-            ours = _is_ours(entry, spec.shape, harness, event)
-            rest = _stripped(entry, spec.shape, harness, event) if ours else entry
-            if rest is not None:
-                kept.append(rest)
+        stripped = (_stripped(entry, spec.shape, harness, event) for entry in entries)
+        kept = [entry for entry in stripped if entry is not None]
         if kept:
             hooks[event] = kept
         else:

@@ -269,7 +269,7 @@ class Scanner:
                 skipped[rel_dir] = Skipped(rel_dir, NESTED_REPOSITORY)
         self.user_index.give_back()
         for path in removed:
-            if path in index and not is_below(path, unreadable):
+            if path in index and not (unreadable and is_below(path, unreadable)):
                 index.remove(path)  # (below an unreadable folder: as last seen, not gone)
         changed = {d.new_file.path for d in deltas}
         rules_changed = touches_ignore_files(changed)
