@@ -491,3 +491,62 @@ def test_worktree_reusing_a_removed_ones_name_starts_afresh(repo: Path, tmp_path
     assert "/sessions/default" in retired
     cli_json(linked, "capture", "--label", "new")
     assert [t["label"] for t in cli_json(linked, "list")["turns"]] == ["new"]
+
+
+def _one_turn(root: Path, name: str, label: str = "") -> None:
+    cli_json(root, "capture", "--label", label or f"agent in {root.name}")
+    write(root, name, "the agent's\n")
+    cli_json(root, "capture", "--phase", "after")
+
+
+# Ensures a work tree made by git's contrib `git-new-workdir` (its .git a folder whose refs
+# and objects are symlinks into another's) has a timeline of its own: both wrote
+# refs/turnback/main, so an undo in one took back the other's newest turn.
+def test_new_workdir_work_trees_keep_their_own_turns(repo: Path, tmp_path: Path):
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    for shared in ("config", "refs", "objects", "info", "hooks", "packed-refs"):
+        if (repo / ".git" / shared).exists():
+            (other / ".git" / shared).symlink_to(repo / ".git" / shared)
+    shutil.copy(repo / ".git" / "HEAD", other / ".git" / "HEAD")
+    git(other, "checkout", "-q", "-f")
+    _one_turn(repo, "in_main.txt")
+    _one_turn(other, "in_other.txt")
+    assert [t["label"] for t in cli_json(repo, "list")["turns"]] == ["agent in repo"]
+    assert [f["path"] for f in cli_json(repo, "undo")["files"]] == ["in_main.txt"]
+    assert read(other, "in_other.txt") == "the agent's\n"
+    assert [f["path"] for f in cli_json(other, "undo")["files"]] == ["in_other.txt"]
+
+
+# Ensures linked worktrees whose names no ref may hold (not UTF-8, a space, `.lock`) get
+# turns like any other: every command was an internal error or "files kept changing".
+@pytest.mark.parametrize("name", [b"wt-\xff", b"my feature", b"old.lock"])
+def test_worktree_names_no_ref_may_hold(repo: Path, tmp_path: Path, name: bytes):
+    linked = Path(os.fsdecode(bytes(tmp_path) + b"/" + name))
+    git(repo, "worktree", "add", "-q", "-b", "feat", str(linked))
+    git_name = next((repo / ".git" / "worktrees").iterdir()).name
+    if git_name != linked.name:  # git names the git directory after the folder
+        (repo / ".git" / "worktrees" / git_name).rename(repo / ".git" / "worktrees" / linked.name)
+        (linked / ".git").write_bytes(
+            b"gitdir: " + os.fsencode(repo / ".git" / "worktrees" / linked.name) + b"\n"
+        )
+        (repo / ".git" / "worktrees" / linked.name / "gitdir").write_bytes(
+            os.fsencode(linked / ".git") + b"\n"
+        )
+    _one_turn(linked, "new.txt", label="agent")
+    assert [f["path"] for f in cli_json(linked, "undo")["files"]] == ["new.txt"]
+    assert cli_json(repo, "list")["turns"] == []  # the main work tree's timeline is its own
+
+
+# Ensures a folder whose `.git` file names a git directory that was moved is refused, as
+# git refuses it: it silently became a plain folder with a second, empty timeline.
+def test_dangling_or_malformed_git_file_is_refused(repo: Path, tmp_path: Path):
+    linked = tmp_path / "separate"
+    git(repo, "worktree", "add", "-q", "-b", "feat", str(linked))
+    (linked / ".git").write_text("gitdir: /nowhere/at/all\n")
+    done = run_cli(linked, "list")
+    assert done.returncode == 1 and "cannot be opened" in done.stderr, done.stderr
+    (linked / ".git").write_text("gitdir:\n")
+    done = run_cli(linked, "capture")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "malformed" in done.stderr

@@ -104,12 +104,51 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
     )
 
 
+def _refuse_broken_gitfile(path: Path) -> None:
+    """Refuses a folder whose nearest `.git` is a file naming no git directory (one that
+    was moved): git says it is not a repository, and a shadow repository would give the
+    folder a second timeline beside the one its repository holds."""
+    for folder in (path, *path.parents):
+        dot_git = folder / ".git"
+        if os.path.isdir(dot_git):
+            return  # not a repository git can open either: git looks further up too
+        if os.path.lexists(dot_git):
+            raise NoWorkspace(
+                f"{dot_git} names a git directory that cannot be opened "
+                "(moved or deleted?); git refuses this folder too"
+            )
+
+
 def common_dir(git_dir: Path) -> Path:
-    """Where refs and objects live: a linked worktree's git directory names the main one."""
+    """Where refs and objects live: a linked worktree's git directory names the main one;
+    a work tree made by git's contrib `git-new-workdir` links its `refs` folder there."""
     common = git_dir / "commondir"
     if common.exists():
         return (git_dir / common.read_text().strip()).resolve()
+    refs = git_dir / "refs"
+    if refs.is_symlink():
+        return refs.resolve().parent
     return git_dir
+
+
+def worktree_key(git_dir: Path, common: Path) -> str:
+    """The name of a work tree's refs under `refs/turnback/`: `main` for the repository's
+    own, `wt-<name>` for a linked worktree. A name git allows but a ref may not hold (not
+    UTF-8, a space, `.lock`), and a `git-new-workdir` work tree (whose git directory is a
+    `.git` like any other), get one made from their git directory's path."""
+    if git_dir == common:
+        return "main"
+    if (git_dir / "commondir").exists():
+        name = git_dir.name
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a surrogate-escaped byte: no ref may hold it
+        else:
+            if pygit2.reference_is_valid_name(f"{REF_ROOT}/wt-{name}/index"):
+                return f"wt-{name}"
+    digest = hashlib.sha1(os.fsencode(git_dir)).hexdigest()[:16]
+    return f"wt-dir-{digest}"
 
 
 def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
@@ -120,7 +159,12 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     if not path.is_dir():
         raise NoWorkspace(f"Workspace folder does not exist or is not a directory: {path}")
     path = path.resolve()
-    found = pygit2.discover_repository(str(path))
+    try:
+        found = pygit2.discover_repository(str(path))
+    except pygit2.GitError as error:  # a malformed `.git` file
+        raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
+    if found is None:
+        _refuse_broken_gitfile(path)  # not a plain folder: git itself refuses it
     if found is not None:
         try:
             # Opened from the folder, not from the git directory found: libgit2 takes a git
@@ -135,12 +179,11 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
         if repo.workdir:
             git_dir = Path(repo.path).resolve()
             common = common_dir(git_dir)
-            linked = git_dir != common
             return WorkspaceRepo(
                 root=Path(repo.workdir).resolve(),
                 repo=repo,
                 shadow=False,
-                worktree_key=f"wt-{git_dir.name}" if linked else "main",
+                worktree_key=worktree_key(git_dir, common),
                 state_dir=git_dir / "turnback",
                 lock_path=common / "turnback" / "lock",
                 user_index_path=git_dir / "index",

@@ -43,5 +43,5 @@ def claim_refs(ws: WorkspaceRepo) -> list[str]:
             delete_ref(ws.repo, name, "retire worktree ref")
             retired.append(name)
     ws.state_dir.mkdir(parents=True, exist_ok=True)
-    mark.write_text(f"{ws.root}\n", encoding="utf-8")
+    mark.write_text(f"{ws.root}\n", encoding="utf-8", errors="surrogateescape")
     return retired
