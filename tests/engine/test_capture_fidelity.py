@@ -385,3 +385,25 @@ def test_object_folders_of_a_shared_repository_stay_group_writable(tmp_path: Pat
     folders = [p for p in (root / ".git/objects").iterdir() if p.is_dir()]
     assert len(folders) > 15
     assert [p.name for p in folders if not p.stat().st_mode & 0o020] == []
+
+
+# Proves an undo brings back both names of a hard-linked file the agent appended to: the
+# rename that rewrote the first name changed the second's link count and ctime, and the
+# undo took that for an edit of the user's and kept the agent's bytes there.
+def test_undo_of_a_file_with_two_hard_links(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"h1": "original\n"})
+    os.link(root / "h1", root / "h2")
+    git(root, "add", "h2")
+    git(root, "commit", "-qm", "link")
+    engine = Engine(str(root))
+    try:
+        engine.capture(label="turn")
+        with open(root / "h1", "a") as appended:  # in place: both names change
+            appended.write("agent\n")
+        engine.capture(phase="after")
+        result = to_wire(engine.undo())
+    finally:
+        engine.close()
+    assert result["kept"] == []
+    assert (root / "h1").read_text() == (root / "h2").read_text() == "original\n"
+    assert git(root, "status", "--porcelain") == ""

@@ -41,12 +41,24 @@ def under_real_dirs(root: Path | str, path: str) -> bool:
     return True
 
 
-#: lstat fields that change whenever a file is written or replaced.
-Stamp = tuple[int, int, int, int, int]
+#: lstat fields that change whenever a file is written or replaced (inode, size, mtime,
+#: ctime, mode), and its link count.
+Stamp = tuple[int, ...]
 
 
 def stamp_of(st: os.stat_result) -> Stamp:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_nlink)
+
+
+def same_stamp(then: object, now: object) -> bool:
+    """Whether a file still has the stamp it had, when its ctime alone moved with its link
+    count: another name of it was replaced or removed (a restore rewriting one of two hard
+    links), which changes neither its bytes nor its mtime."""
+    if then == now:
+        return True
+    if not (isinstance(then, tuple) and isinstance(now, tuple) and len(then) == len(now) == 6):
+        return False
+    return then[:3] == now[:3] and then[4] == now[4] and then[5] != now[5]
 
 
 class UnsafePath(ValueError):

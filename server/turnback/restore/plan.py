@@ -17,7 +17,7 @@ import pygit2
 
 from ..core.ondisk import look
 from ..core.treeops import Entry, entries_at, entry_at, is_dir_in
-from ..core.worktree import Stamp, UnsafePath, check_path, under_real_dirs
+from ..core.worktree import Stamp, UnsafePath, check_path, same_stamp, under_real_dirs
 from ..results import FileAction, KeptFile
 from ..snapshot.untracked import UNREADABLE
 from .workwriter import ATTEMPTED, ChangedMeanwhile, WorkWriter
@@ -252,7 +252,7 @@ def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2
         if now.matches(before):
             continue
         done = ATTEMPTED if ledger is None else ledger.get(path, _UNTOUCHED)
-        if done is _UNTOUCHED or (done is not ATTEMPTED and done != now.stamp):
+        if done is _UNTOUCHED or (done is not ATTEMPTED and not same_stamp(done, now.stamp)):
             # Not written by the restore, or rewritten since it was: the user's (a `git
             # reset --hard` after a crash writes the very bytes an undo was writing).
             result.kept.append(path)

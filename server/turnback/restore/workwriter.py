@@ -32,7 +32,14 @@ from pygit2.enums import FileMode
 from ..core import faults
 from ..core.durability import Touched
 from ..core.treeops import Entry
-from ..core.worktree import Stamp, UnsafePath, check_path, stamp_of, under_real_dirs
+from ..core.worktree import (
+    Stamp,
+    UnsafePath,
+    check_path,
+    same_stamp,
+    stamp_of,
+    under_real_dirs,
+)
 
 #: `expect` default: write without checking what is there.
 UNCHECKED: object = object()
@@ -225,7 +232,7 @@ class WorkWriter:
             raise
 
     def _check_unchanged(self, path: str, expect: object) -> None:
-        if _current_stamp(self.root, path) != expect:
+        if not same_stamp(expect, _current_stamp(self.root, path)):
             raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
 
     def _make_temp(self, folder: Path, entry: Entry, data: bytes, bits: int) -> Path:
@@ -260,7 +267,7 @@ class WorkWriter:
             return
         if _is_special(st):
             raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
-        if expect is not UNCHECKED and stamp_of(st) != expect:
+        if expect is not UNCHECKED and not same_stamp(expect, stamp_of(st)):
             raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
         self._note(path, ATTEMPTED)
         os.unlink(target)
