@@ -224,6 +224,42 @@ async def test_manual_edit_after_sealed_turn_conflicts(client, repo: Path):
     assert (repo / "README.md").read_bytes() == manual
 
 
+async def _user_edit_between_two_turns(client, repo: Path) -> bytes:
+    """Turn 1 edits README.md and is sealed; the user edits it; turn 2 edits another file."""
+    await capture(client, phase="before")
+    write(repo, "README.md", "agent\n")
+    await capture(client, phase="after")
+    manual = b"the user's edit between the turns\n"
+    write(repo, "README.md", manual)
+    await capture(client, phase="before")
+    write(repo, "src/app.py", "print('agent, turn 2')\n")
+    await capture(client, phase="after")
+    return manual
+
+
+# Ensures an edit the user made between two sealed turns is a conflict for an undo of both
+# at once: it was no turn's, and the next capture would have dropped the redo holding it.
+async def test_edit_between_turns_undone_together_conflicts(client, repo: Path):
+    manual = await _user_edit_between_two_turns(client, repo)
+    data = await expect_conflict(client, "snapshot/undo", {"count": 2})
+    assert data["files"] == ["README.md"]
+    assert (repo / "README.md").read_bytes() == manual
+    result = await undo(client, count=2, force=True)
+    assert result["turnsUndone"] == 2 and read(repo, "README.md") == "hello\n"
+    assert (await redo(client, count=2))["turnsRedone"] == 2
+    assert (repo / "README.md").read_bytes() == manual
+
+
+# Ensures the same edit stays a conflict when the turns are undone one at a time: undoing
+# the later turn first once made the earlier turn's undo overwrite it without a word.
+async def test_edit_between_turns_undone_one_at_a_time_conflicts(client, repo: Path):
+    manual = await _user_edit_between_two_turns(client, repo)
+    assert actions(await undo(client)) == {"src/app.py": "modified"}
+    data = await expect_conflict(client, "snapshot/undo")
+    assert data["files"] == ["README.md"]
+    assert (repo / "README.md").read_bytes() == manual
+
+
 # Ensures the user's edits to other files after a sealed turn survive its undo.
 async def test_later_edits_to_other_files_survive_sealed_undo(client, repo: Path):
     await capture(client, phase="before")

@@ -40,6 +40,20 @@ class Step:
 
 
 @dataclass
+class LeftByUndo:
+    """What the last undo replaced, and the state it meant to leave: where the two differ,
+    that undo kept the path as the later turn left it (a repository that turn created)."""
+
+    replaced: pygit2.Tree | None
+    meant: pygit2.Tree | None
+
+    def kept(self, paths: list[str]) -> dict[str, Entry | None]:
+        """Of `paths`, those the last undo kept, with what they still hold."""
+        replaced, meant = entries_at(self.replaced, paths), entries_at(self.meant, paths)
+        return {path: replaced[path] for path in paths if replaced[path] != meant[path]}
+
+
+@dataclass
 class Plan:
     writes: dict[str, Entry | None] = field(default_factory=dict)
     actions: list[FileAction] = field(default_factory=list)
@@ -86,6 +100,7 @@ def make_plan(
     left_out_of_target: Callable[[str], str | None],
     unreadable_now: Callable[[str], bool] = lambda _path: False,
     passed: dict[str, set[Entry | None]] | None = None,
+    edited_between: frozenset[str] = frozenset(),
 ) -> Plan:
     """Decides, per path, write / delete / keep / conflict. `current` is the saved work tree.
 
@@ -123,6 +138,7 @@ def make_plan(
             continue
         between = passed.get(path, ()) if passed else ()
         changed = check_conflicts and now != expected and now != target and now not in between
+        changed = changed or (path in edited_between and now != target)
         if path in dirty or changed:
             plan.conflicts.append(path)  # asked first, even when it would be kept below
             if not changed:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from itertools import pairwise
 
 import pygit2
 
@@ -29,6 +30,7 @@ from . import recovery
 from .leftout import moved_here, moved_left_out, reason_at, unreadable_in
 from .plan import (
     CHANGED_DURING_RESTORE,
+    LeftByUndo,
     Plan,
     RestoreError,
     Step,
@@ -109,16 +111,18 @@ class Restorer:
         operation: str,
         target_skipped: list[dict[str, str]],
         created: list[str] | None = None,
-        left_by_undo: pygit2.Tree | None = None,
+        left_by_undo: LeftByUndo | None = None,
+        edited_between: frozenset[str] = frozenset(),
     ) -> Plan:
         """What the restore would do; raises Conflict unless forced. Nothing under a
         repository in `created` (made by the turns being undone) is touched, nor anything
-        the target state's capture left out (`target_skipped`). `left_by_undo` is what the
-        last undo replaced: a path it kept as it was (a repository the later turn created)
-        is no change of the user's."""
+        the target state's capture left out (`target_skipped`). `left_by_undo`: a path the
+        last undo kept as the later turn left it (a repository that turn created) is no
+        change of the user's. `edited_between`: paths the user changed between two of the
+        turns undone together, conflicts as edits after the newest one are."""
         moves, passed = compose(steps)
         if left_by_undo is not None:
-            for path, entry in entries_at(left_by_undo, list(moves)).items():
+            for path, entry in left_by_undo.kept(list(moves)).items():
                 passed.setdefault(path, set()).add(entry)
         current = self.ctx.repo[snap.tree]
         held: set[str] = set()
@@ -142,6 +146,7 @@ class Restorer:
             left_out_of_target=self._left_out_of_target(rules, target_skipped),
             unreadable_now=unreadable_in(snap),
             passed=passed,
+            edited_between=edited_between,
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
         if plan.conflicts and not options.force:
@@ -262,6 +267,7 @@ class Restorer:
             oldest.skipped,
             notes.created,
             self._left_by_last_undo(timeline, newest),
+            self._edited_between(batch, paths),
         )
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left = self._left_out(timeline, oldest, newest, snap if end is None else None)
@@ -282,16 +288,32 @@ class Restorer:
             result.message += notes.message()
         return result
 
-    def _left_by_last_undo(self, timeline: Timeline, newest: TurnRecord) -> pygit2.Tree | None:
-        """What the undo of the turns after `newest` replaced, if they are undone: the
-        paths it kept (a repository they created) still hold it. Undone one at a time,
-        the second undo took such a file for an edit of the user's; `-n 2` did not."""
+    def _left_by_last_undo(self, timeline: Timeline, newest: TurnRecord) -> LeftByUndo | None:
+        """What the undo of the turns after `newest` replaced, if they are undone, and the
+        state it meant to leave: the paths it kept (a repository they created) still hold
+        the first. Undone one at a time, the second undo took such a file for an edit of
+        the user's; `-n 2` did not."""
         following = timeline.next_after(newest)
         if following is None or following.state != UNDONE:
             return None
         high = following.batch[1] if following.batch else following.turn
         last = next((t for t in timeline.turns if t.turn == high), None)
-        return self.ctx.tree(last.replaced) if last is not None and last.replaced else None
+        if last is None or not last.replaced:
+            return None
+        return LeftByUndo(self.ctx.tree(last.replaced), self.ctx.tree(following.before))
+
+    def _edited_between(self, batch: list[TurnRecord], paths: set[str]) -> frozenset[str]:
+        """The paths of an undo that the user changed between two of its turns: after one
+        was sealed, before the next began. Undone together, the edit would go unnoticed."""
+        edited: set[str] = set()
+        ordered = sorted(paths)
+        for turn, following in pairwise(batch):
+            if not turn.after:
+                continue  # an open turn ends where the next begins: no gap between them
+            ended = entries_at(self.ctx.tree(turn.after), ordered)
+            began = entries_at(self.ctx.tree(following.before), ordered)
+            edited.update(path for path in ordered if ended[path] != began[path])
+        return frozenset(edited)
 
     def _undo_batch(self, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
         """The active turns an undo takes back: down to `options.turn`, or the newest count."""
