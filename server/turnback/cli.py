@@ -11,6 +11,7 @@ daemon answers never imports pygit2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -339,6 +340,11 @@ def _is_utf8(text: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["-C"] and argv[2:3] == ["hook"]:
+        # `turnback -C DIR hook ...`: the payload names the folder; DIR is the fallback.
+        with contextlib.suppress(OSError):
+            os.chdir(argv[1])
+        argv = argv[2:]
     if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
         from .hooks.runner import run_hook  # before argparse: a hook exits 0 on every path
 

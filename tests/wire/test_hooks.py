@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from helpers import SERVER_ENV, capture, cli_json, git_run, read, request, tree_state, write
+from helpers import (
+    SERVER_ENV,
+    capture,
+    cli_json,
+    git_run,
+    make_repo,
+    read,
+    request,
+    tree_state,
+    write,
+)
 
 PROMPT = "Rename the helper and drop the old notes\nThen run the tests."
 LABEL = "Rename the helper and drop the old notes"
@@ -369,6 +379,51 @@ def test_prompt_with_half_an_emoji_makes_its_turn(repo: Path):
     assert (done.returncode, done.stdout) == (0, ""), done.stdout
     [turn] = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
     assert turn["sealed"] and turn["label"].startswith("fix the bug \ufffd")
+
+
+# Proves a project folder whose name is not UTF-8 gets its turns through hooks, whether the
+# agent sends the folder with U+FFFD (a Node agent) or with an escaped byte: the folder was
+# copied into the turn's metadata, which refused it, and every turn went unrecorded.
+@pytest.mark.parametrize("spelling", ["replaced", "escaped"])
+def test_hooks_in_a_folder_whose_name_is_not_utf8(tmp_path: Path, spelling: str):
+    root = make_repo(Path(os.fsdecode(os.fsencode(tmp_path) + b"/proj\xff")), {"a.txt": "a\n"})
+    sent = os.fsencode(root).decode("utf-8", "replace") if spelling == "replaced" else str(root)
+    before, after = ({**payload, "cwd": sent} for payload in _claude(root))
+    assert run_hook(root, "claude-code", "UserPromptSubmit", before).returncode == 0
+    write(root, "a.txt", "agent\n")
+    assert run_hook(root, "claude-code", "Stop", after).returncode == 0
+    assert hook_log(root) == ""
+    [turn] = cli_json(root, "list", "--session", "claude-code:c1f0")["turns"]
+    assert turn["sealed"] and turn["metadata"]["cwd"].endswith("proj\ufffd")
+    cli_json(root, "undo", "--session", "claude-code:c1f0")
+    assert read(root, "a.txt") == "a\n"
+
+
+# Proves `turnback -C DIR hook ...` (-C first, as every command takes it) runs the hook and
+# exits 0: it was an internal error, exit 3, which an agent may take for a blocking hook.
+def test_hook_after_a_leading_folder_option(repo: Path, tmp_path: Path):
+    before, _after = _claude(repo)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "turnback",
+            "-C",
+            str(repo),
+            "hook",
+            "claude-code",
+            "UserPromptSubmit",
+        ],
+        cwd=tmp_path,
+        env=SERVER_ENV,
+        input=json.dumps(before),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert len(cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]) == 1
 
 
 # Proves that when the hook cannot write under `.git/turnback` (the very reason its capture

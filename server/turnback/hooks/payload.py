@@ -67,6 +67,19 @@ def first_line(prompt: str) -> str:
     return ""
 
 
+def _text(value: str) -> str:
+    """`value` as valid Unicode: a folder whose name is not UTF-8 (decoded with escapes),
+    or a lone surrogate a JSON payload may hold, would make the turn's metadata refused
+    and the turn unrecorded. Each such code point becomes U+FFFD."""
+    for errors in ("strict", "surrogateescape", "surrogatepass"):
+        try:
+            raw = value.encode("utf-8", errors)
+        except UnicodeEncodeError:
+            continue
+        return value if errors == "strict" else raw.decode("utf-8", "replace")
+    return value  # unreachable: "surrogatepass" encodes every code point
+
+
 def _cwd(harness: Harness, payload: dict[str, Any]) -> str:
     for key in harness.cwd_keys:
         value = payload.get(key)
@@ -97,20 +110,21 @@ def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:
     )
     if session_id is None:
         raise PayloadError(f"no session id ({' or '.join(harness.session_keys)}) in stdin")
-    session_id = str(session_id).replace("\0", "")[:_MAX_SESSION_ID]
+    session_id = _text(str(session_id).replace("\0", ""))[:_MAX_SESSION_ID]
     cwd = _cwd(harness, payload)
     metadata: dict[str, Any] = {"harness": harness.name, "sessionId": session_id}
     for key, name in harness.id_keys.items():
-        if isinstance(payload.get(key), (str, int)):
-            metadata[name] = payload[key]
-    metadata["cwd"] = cwd
+        value = payload.get(key)
+        if isinstance(value, (str, int)):
+            metadata[name] = _text(value) if isinstance(value, str) else value
+    metadata["cwd"] = _text(cwd)  # shown to people; the capture runs in `cwd` itself
     label = None
     if phase == "before":
         prompt = next(
             (p for p in (_dig(payload, k) for k in harness.prompt_keys) if isinstance(p, str)),
             None,
         )
-        label = first_line(prompt) if prompt is not None else None
+        label = first_line(_text(prompt)) if prompt is not None else None
         label = label or None
         if label is not None:
             metadata["prompt"] = label
