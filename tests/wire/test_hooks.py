@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from helpers import (
     make_repo,
     read,
     request,
+    run_cli,
     tree_state,
     write,
 )
@@ -439,6 +441,35 @@ def test_unwritable_state_folder_still_warns_after_the_turn(repo: Path, tmp_path
     done = run_hook(repo, "claude-code", "Stop", after, **state)
     assert done.returncode == 0
     assert "did not record this turn" in json.loads(done.stdout)["systemMessage"]
+
+
+# Proves a "before" hook that can write nothing (a full disk: here a file-size limit of 0)
+# leaves no note of the previous prompt behind: the "after" hook found that note and
+# sealed the previous turn again with this prompt's changes, without a word.
+def test_before_hook_that_can_write_nothing_leaves_no_older_note(repo: Path):
+    before, after = _claude(repo)
+    run_hook(repo, "claude-code", "UserPromptSubmit", {**before, "prompt": "first"})
+    write(repo, "src/app.py", "first prompt\n")
+    run_hook(repo, "claude-code", "Stop", after)
+    write(repo, "notes.txt", "x" * 3000)  # the second capture has something to store
+    full = subprocess.run(
+        [sys.executable, "-m", "turnback", "hook", "claude-code", "UserPromptSubmit"],
+        cwd=repo,
+        env=SERVER_ENV,
+        input=json.dumps({**before, "prompt": "second"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)),
+    )
+    assert full.returncode == 0
+    write(repo, "src/app.py", "second prompt\n")
+    run_hook(repo, "claude-code", "Stop", after)
+    [turn] = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
+    assert turn["label"] == "first"
+    diff = run_cli(repo, "diff", "1", "--session", "claude-code:c1f0").stdout
+    assert "+first prompt" in diff and "second prompt" not in diff
 
 
 # Proves a hook stays within its deadline while another process holds the repository

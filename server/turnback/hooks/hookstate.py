@@ -8,6 +8,7 @@ user's state directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -126,13 +127,19 @@ def write_note(cwd: str, session: str, note: dict[str, Any]) -> None:
     text = json.dumps({"session": session, "cwd": cwd, **note})
     for folder in (state_dir(cwd) / "hooks", user_state_dir() / "hooks"):
         path = folder / _note_name(session)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
             return
         except OSError:
+            # (A full disk, say.) The last prompt's note must not stay where `find_note`
+            # looks first: the "after" hook would seal that older turn with this one's
+            # changes. Removing a file needs no space.
+            for stale in (tmp, path):
+                with contextlib.suppress(OSError):
+                    stale.unlink(missing_ok=True)
             continue
 
 
