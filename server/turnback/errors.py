@@ -8,6 +8,7 @@ to exit codes.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from enum import Enum
@@ -162,9 +163,13 @@ class StorageFailed(RequestFailed):
     def from_os_error(cls, error: OSError) -> StorageFailed:
         cause = error.strerror or str(error)
         where = f" ({os.fsdecode(error.filename)})" if error.filename is not None else ""
+        if error.errno in (errno.EMFILE, errno.ENFILE) or "open files" in cause:  # (libgit2's)
+            fix = "raise the limit on open files (`ulimit -n`)"
+        else:
+            fix = "free some space or fix the permissions"
         return cls(
             f"The file system refused what turnback needed: {cause}{where}. What turnback "
-            "recorded before is intact; free some space or fix the permissions, then try again."
+            f"recorded before is intact; {fix}, then try again."
         )
 
 

@@ -17,7 +17,16 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from helpers import capture, git_run, list_turns, make_repo, run_cli, start_server, write
+from helpers import (
+    SERVER_ENV,
+    capture,
+    git_run,
+    list_turns,
+    make_repo,
+    run_cli,
+    start_server,
+    write,
+)
 from turnback.engine import Engine
 from turnback.errors import RestoreFailed, StorageFailed
 from turnback.restore import undo_redo
@@ -41,8 +50,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-def fill(disk: Path) -> Path:
-    """Writes a file until the disk is full; returns it, to be deleted to make room."""
+def fill(disk: Path, leave: int = 0) -> Path:
+    """Writes a file until the disk is full, then frees `leave` bytes of it; returns it, to
+    be deleted to make room."""
     filler = disk / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
@@ -52,6 +62,8 @@ def fill(disk: Path) -> Path:
         assert error.errno == errno.ENOSPC
     finally:
         os.close(fd)
+    if leave:
+        os.truncate(filler, max(0, filler.stat().st_size - leave))
     return filler
 
 
@@ -160,3 +172,34 @@ def test_an_undo_that_cannot_commit_on_a_full_disk_is_put_back(
         f"v1 {n}\n" * 40 for n in range(10)
     ]
     engine.close()
+
+
+# Fails when a disk with some room left, but not enough for the new file's object, is
+# reported as files changing ("try again when the writes have finished"): libgit2's
+# GitError then carries an earlier call's message, and the disk is not at its last byte.
+def test_a_nearly_full_disk_is_storage_failed(small_disk: Path):
+    root = make_repo(small_disk / "repo", {"a.txt": "a\n"})
+    assert run_cli(root, "capture", "--session", "s").returncode == 0
+    write(root, "build.bin", os.urandom(600_000))
+    filler = fill(small_disk, leave=100_000)
+    done = run_cli(root, "capture", "--session", "s", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["data"]["reason"] == "storageFailed", error
+    assert "No space left on device" in error["message"]
+    filler.unlink()
+    assert run_cli(root, "capture", "--session", "s").returncode == 0
+
+
+# Fails when a plain folder's first capture, with its shadow repository's data folder on a
+# full disk, is an internal error (exit 3) rather than `storageFailed`.
+def test_a_shadow_repository_on_a_full_disk_is_storage_failed(small_disk: Path, tmp_path: Path):
+    folder = tmp_path / "plain"
+    write(folder, "a.txt", "a\n")
+    filler = fill(small_disk)
+    data = {**SERVER_ENV, "TURNBACK_DATA_DIR": str(small_disk / "data")}
+    done = run_cli(folder, "capture", "--json", env=data)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert json.loads(done.stdout)["error"]["data"]["reason"] == "storageFailed"
+    filler.unlink()
+    assert run_cli(folder, "capture", env=data).returncode == 0

@@ -51,37 +51,48 @@ def pruned_under(error: BaseException) -> bool:
     return "No such file or directory" in text and _LOOSE_OBJECT.search(text) is not None
 
 
-def written(write: Callable[[], T], where: str | None = None) -> T:
+def written(write: Callable[[], T], where: str | None = None, size: int = 0) -> T:
     """`write()`, again while it loses the race with git's prune; any other refusal of the
     file system (libgit2 raises OSError: a full disk, say) is `StorageFailed`. libgit2 may
     also report a full disk as a GitError carrying an earlier call's message ("index does
-    not contain ..."): with `where` (the repository), a GitError there on a full file
-    system is `StorageFailed` too, never taken for a file changing."""
+    not contain ..."): with `where` (the repository), a GitError there on a file system
+    without room for `size` bytes and a margin is `StorageFailed` too, never taken for a
+    file changing (a disk is full long before its last byte is taken)."""
     for attempt in range(1, PRUNE_ATTEMPTS + 1):
         try:
             return write()
         except OSError as error:
+            if where is not None and _no_space(where, size):
+                raise _disk_full(where) from error  # libgit2's own words may be stale
             if attempt == PRUNE_ATTEMPTS or not pruned_under(error):
                 raise StorageFailed.from_os_error(error) from error
             time.sleep(PRUNE_PAUSE * attempt)
         except pygit2.GitError as error:
-            if where is not None and _no_space(where):
-                full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), where)
-                raise StorageFailed.from_os_error(full) from error
+            if where is not None and _no_space(where, size):
+                raise _disk_full(where) from error
             raise
     raise AssertionError("unreachable")
 
 
-def _no_space(path: str) -> bool:
+def _disk_full(where: str) -> StorageFailed:
+    return StorageFailed.from_os_error(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), where))
+
+
+#: Free space under which a write's GitError is taken for a full disk: libgit2 writes an
+#: object whole to a temporary file, and a file system keeps blocks for itself.
+NO_SPACE_MARGIN = 1 << 20
+
+
+def _no_space(path: str, size: int = 0) -> bool:
     try:
         found = os.statvfs(path)
     except (OSError, AttributeError):  # no statvfs on Windows
         return False
-    return found.f_bavail == 0 or found.f_favail == 0
+    return found.f_bavail * found.f_frsize < size + NO_SPACE_MARGIN or found.f_favail == 0
 
 
 def write_blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
-    return written(lambda: repo.create_blob(data), repo.path)
+    return written(lambda: repo.create_blob(data), repo.path, len(data))
 
 
 def write_blob_from(repo: pygit2.Repository, stream: BinaryIO) -> pygit2.Oid:

@@ -16,10 +16,11 @@ from pathlib import Path
 import platformdirs
 import pygit2
 
-from ..errors import NoWorkspace
+from ..errors import NoWorkspace, StorageFailed
 from .durability import enable_git_fsync
 from .locking import repository_lock
 from .memory import bound_libgit2_memory
+from .objectwrites import written
 from .pygit2_internals import use_empty_index
 
 #: Overrides the per-user data directory (tests, portable installs).
@@ -81,16 +82,21 @@ class WorkspaceRepo:
 
 
 def _shadow_repo(folder: Path) -> WorkspaceRepo:
-    key = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+    key = hashlib.sha256(os.fsencode(folder)).hexdigest()[:16]
     home = data_dir() / "shadows" / f"{folder.name or 'root'}-{key}"
     git_dir = home / "repo.git"
-    home.mkdir(parents=True, exist_ok=True)
-    with repository_lock(home / "lock"):  # a server and the CLI may create it at once
-        if (git_dir / "HEAD").exists():
-            repo = pygit2.Repository(str(git_dir))
-        else:
-            repo = pygit2.init_repository(str(git_dir), bare=True)
-            (home / "workdir").write_text(str(folder) + "\n")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with repository_lock(home / "lock"):  # a server and the CLI may create it at once
+            if (git_dir / "HEAD").exists():
+                repo = pygit2.Repository(str(git_dir))
+            else:
+                repo = written(lambda: pygit2.init_repository(str(git_dir), bare=True), str(home))
+                (home / "workdir").write_text(str(folder) + "\n", errors="surrogateescape")
+    except OSError as error:  # a full disk, a data folder the user may not write
+        raise StorageFailed.from_os_error(error) from error
+    except pygit2.GitError as error:
+        raise StorageFailed(f"Cannot make the shadow repository in {home}: {error}") from error
     # In memory only: the shadow's config never names the folder, the folder never names it.
     repo.workdir = str(folder)
     return WorkspaceRepo(
