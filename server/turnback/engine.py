@@ -161,7 +161,7 @@ class Engine:
             if not self._worktree_claimed:
                 if claim_refs(self.ws):
                     self.ctx.recovered.append(
-                        "turnback set aside the turns of an earlier worktree of this name"
+                        "Set aside the turns of an earlier worktree of this name"
                     )
                 self._worktree_claimed = True
             recovery.recover(self.ctx)

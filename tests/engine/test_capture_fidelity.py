@@ -407,3 +407,23 @@ def test_undo_of_a_file_with_two_hard_links(tmp_path: Path):
     assert result["kept"] == []
     assert (root / "h1").read_text() == (root / "h2").read_text() == "original\n"
     assert git(root, "status", "--porcelain") == ""
+
+
+# Proves a file rewritten by an undo run as root keeps its owner and group: a restore in a
+# dev container over a bind-mounted project gave the user's files to root.
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_undo_as_root_keeps_the_files_owner(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"owned.txt": "the user's\n"})
+    os.chown(root / "owned.txt", 1234, 5678)
+    engine = Engine(str(root))
+    try:
+        engine.capture(label="turn")
+        with open(root / "owned.txt", "a") as appended:
+            appended.write("agent\n")
+        engine.capture(phase="after")
+        engine.undo()
+    finally:
+        engine.close()
+    st = os.lstat(root / "owned.txt")
+    assert (st.st_uid, st.st_gid) == (1234, 5678)
+    assert (root / "owned.txt").read_text() == "the user's\n"

@@ -208,6 +208,7 @@ class WorkWriter:
         try:
             if staging is not None:
                 _inherit_group(temp, parent)
+            _keep_owner(temp, existing)
             faults.step("file staged")
             if expect is not UNCHECKED:
                 self._check_unchanged(path, expect)  # the last moment before the rename
@@ -361,6 +362,19 @@ def _inherit_group(temp: Path, parent: Path) -> None:
             os.chown(temp, -1, folder.st_gid, follow_symlinks=False)
     except OSError:
         pass  # not a member of that group: keep the user's own, as git would
+
+
+def _keep_owner(temp: Path, existing: os.stat_result | None) -> None:
+    """The owner and group of the file being replaced, where this process may give them: a
+    restore run as root (a dev container over a bind-mounted project) gave the user's files
+    to root, which the user could then no longer edit outside it."""
+    if existing is None or stat.S_ISDIR(existing.st_mode) or not hasattr(os, "geteuid"):
+        return
+    if (existing.st_uid, existing.st_gid) == (os.geteuid(), os.getegid()):
+        return
+    uid = existing.st_uid if os.geteuid() == 0 else -1
+    with contextlib.suppress(OSError):  # not a member of that group: keep the user's own
+        os.chown(temp, uid, existing.st_gid, follow_symlinks=False)
 
 
 _UMASK: int | None = None
