@@ -186,3 +186,42 @@ def test_neovim_undo_refused_while_agent_turn_runs(tmp_path: Path):
     forced = by_name["forced"]
     assert forced["error"] is False and forced["said"].startswith("Undid 1 turn")
     assert forced["app"] == V1 == read(repo, "src/app.py")
+
+
+# Ensures a server command that cannot start is said once, as an error naming it, and that
+# opening files then raises nothing: each buffer entered threw a Lua stack trace
+# ("client_id: expected number, got nil").
+def test_neovim_without_a_server_says_so_once(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "b.txt": "b\n"})
+    out = tmp_path / "said.json"
+    setup = tmp_path / "setup.lua"
+    setup.write_text(
+        """
+SAID = {}
+vim.notify = function(msg, level) table.insert(SAID, { msg = msg, level = level or 0 }) end
+vim.opt.runtimepath:prepend(os.getenv("TURNBACK_PLUGIN"))
+require("turnback").setup({ cmd = { "/nonexistent/turnback", "serve" } })
+"""
+    )
+    report = (
+        'lua local f = io.open(os.getenv("TURNBACK_OUT"), "w");'
+        " f:write(vim.fn.json_encode({ said = SAID })); f:close()"
+    )
+    commands = [f"luafile {setup}", "edit a.txt", "edit b.txt", "TurnbackList", report, "qall!"]
+    done = subprocess.run(
+        [NVIM, "--headless", "-n", "-i", "NONE", "-u", "NONE"]
+        + [arg for command in commands for arg in ("-c", command)],
+        cwd=repo,
+        env={**SERVER_ENV, "TURNBACK_PLUGIN": str(PLUGIN), "TURNBACK_OUT": str(out)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    output = done.stderr + done.stdout
+    assert "stack traceback" not in output and "Error executing" not in output, output
+    said = json.loads(out.read_text())["said"]
+    errors = [s["msg"] for s in said if s["level"] >= 4 and "turnback" in s["msg"]]
+    assert any("could not start" in m and "/nonexistent/turnback" in m for m in errors), said
+    assert any("not running" in m for m in errors), said

@@ -8,6 +8,7 @@ local M = { timeout = 30000 }
 
 -- Attaches a buffer to the server when it shows a file inside the workspace.
 local function attach(buf)
+  if not M.client_id then return end -- the server did not start: setup said so once
   local name = vim.api.nvim_buf_get_name(buf)
   name = vim.loop.fs_realpath(name) or name
   if vim.bo[buf].buftype == "" and vim.startswith(name, M.root .. "/") then
@@ -108,11 +109,12 @@ function M.setup(opts)
   -- The workspace is the git root of the current directory, else the directory itself.
   local git_root = vim.fn.systemlist({ "git", "rev-parse", "--show-toplevel" })[1]
   M.root = vim.v.shell_error == 0 and git_root or vim.loop.fs_realpath(vim.fn.getcwd())
-  M.client_id = vim.lsp.start_client({
-    name = "turnback",
-    cmd = opts.cmd or vim.g.turnback_cmd or { "turnback", "serve" },
-    root_dir = M.root,
-  })
+  local cmd = opts.cmd or vim.g.turnback_cmd or { "turnback", "serve" }
+  M.client_id = vim.lsp.start_client({ name = "turnback", cmd = cmd, root_dir = M.root })
+  if not M.client_id then
+    vim.notify(("turnback: could not start %q: install turnback (`pipx install .` in its clone)"
+      .. " or pass setup({ cmd = ... })"):format(table.concat(cmd, " ")), vim.log.levels.ERROR)
+  end
   local group = vim.api.nvim_create_augroup("turnback", { clear = true })
   local on_enter = function(e) attach(e.buf) end
   vim.api.nvim_create_autocmd("BufEnter", { group = group, callback = on_enter })
