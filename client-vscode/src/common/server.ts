@@ -1,11 +1,13 @@
 // Starts, stops and restarts `turnback serve` (stdio) under vscode-languageclient.
 import { Disposable, EventEmitter, LogOutputChannel, WorkspaceFolder } from 'vscode';
 import {
+    CloseAction,
+    ErrorAction,
+    ErrorHandler,
     LanguageClient,
     LanguageClientOptions,
     Middleware,
     RevealOutputChannelOn,
-    ServerOptions,
     State,
 } from 'vscode-languageclient/node';
 import { SERVER_ID, SERVER_NAME } from './constants';
@@ -16,6 +18,7 @@ import { NoPythonError } from './python';
 import { selectedInterpreter } from './pythonExtension';
 import { BundledServer, resolveServerCommand, ServerCommand, serverExecutable, ServerNotFoundError } from './serverCommand';
 import { getLaunchSettings, getServerSettings, SERVER_SETTING_SECTIONS } from './settings';
+import { ServerProcess, START_TIMEOUT_MS, withTimeout } from './serverProcess';
 import { getWorkspaceFolders, showErrorMessage, withNotificationProgress } from './vscodeapi';
 
 /** Where the server the extension brought lives, and where it is installed. */
@@ -36,6 +39,8 @@ export interface ServerManagerOptions {
     openSettings(): void;
     /** The server the extension brought; absent in a development host without `make vsix`. */
     bundle?: BundleLocation;
+    /** How long a server may take to answer `initialize` (START_TIMEOUT_MS). */
+    startTimeoutMs?: number;
 }
 
 /** Installs the bundled server on first use, with a progress notification only while it installs. */
@@ -116,8 +121,10 @@ export class ServerManager implements Disposable {
             void this.showStartFailure(message);
             return;
         }
-        traceInfo(`Starting the server (${command.source}): ${[command.command, ...command.args].join(' ')}`);
-        const serverOptions: ServerOptions = serverExecutable(command, folder?.uri.fsPath);
+        const commandLine = [command.command, ...command.args].join(' ');
+        traceInfo(`Starting the server (${command.source}): ${commandLine}`);
+        const server = new ServerProcess(serverExecutable(command, folder?.uri.fsPath));
+        let started = false;
         const clientOptions: LanguageClientOptions = {
             documentSelector: [{ scheme: 'file' }],
             outputChannel: this.options.outputChannel,
@@ -130,8 +137,11 @@ export class ServerManager implements Disposable {
                 configurationSection: SERVER_SETTING_SECTIONS,
             },
             middleware: this.options.middleware,
+            // Until it has started, a server that fails is reported once, below, rather than
+            // restarted in a loop with the client's own generic messages.
+            errorHandler: untilStarted(() => started, () => client),
         };
-        const client = new LanguageClient(SERVER_ID, SERVER_NAME, serverOptions, clientOptions);
+        const client = new LanguageClient(SERVER_ID, SERVER_NAME, server.start, clientOptions);
         this.client = client;
         this.clientDisposables.push(
             client.onNotification(Methods.didChange, (params: DidChangeParams) => this.changeEmitter.fire(params)),
@@ -146,16 +156,29 @@ export class ServerManager implements Disposable {
                 }
             }),
         );
+        const timeoutMs = this.options.startTimeoutMs ?? START_TIMEOUT_MS;
         try {
-            await client.start();
+            const answered = Promise.race([client.start(), server.exited]);
+            await withTimeout(answered, timeoutMs, `it did not answer "initialize" within ${timeoutMs / 1000} s`);
+            started = true;
             traceInfo(`Server started: ${client.initializeResult?.serverInfo?.name ?? ''} ${client.initializeResult?.serverInfo?.version ?? ''}`);
         } catch (error) {
+            // A server that exits at once is named by how it ended and what it said last
+            // (not by the pipe the client then could not write); one that hangs is killed.
+            const ended = await server.ended(1000);
+            server.kill();
+            const said = server.lastError();
             traceError('The server did not start:', error);
+            const why = ended ? `it exited (${ended})` : ((error as Error).message ?? String(error));
             void this.showStartFailure(
-                `turnback: the server did not start (${[command.command, ...command.args].join(' ')}): ${(error as Error).message ?? error}. ` +
+                `turnback: the server did not start (${commandLine}): ${why}` +
+                    (said ? `; it said: ${said}` : '') +
+                    '. ' +
                     (command.source === 'bundled'
                         ? 'Restart the server to try again, or set turnback.server.path to a turnback executable.'
-                        : 'Install it with "pip install turnback", or set turnback.server.path to the turnback executable.'),
+                        : command.source === 'PATH'
+                          ? 'Update or remove that turnback, or set turnback.server.path to the turnback executable.'
+                          : 'Install it with "pip install turnback", or set turnback.server.path to the turnback executable.'),
             );
             if (this.client === client) {
                 this.client = undefined;
@@ -201,4 +224,15 @@ export class ServerManager implements Disposable {
         this.stateEmitter.dispose();
         this.changeEmitter.dispose();
     }
+}
+
+/** The client's default error handling once the server has started; before, a failure ends
+ * the start without a restart or a message of the client's own (the extension says why). */
+function untilStarted(started: () => boolean, client: () => LanguageClient): ErrorHandler {
+    let defaults: ErrorHandler | undefined;
+    const after = () => (defaults ??= client().createDefaultErrorHandler());
+    return {
+        error: (error, message, count) => (started() ? after().error(error, message, count) : { action: ErrorAction.Shutdown, handled: true }),
+        closed: () => (started() ? after().closed() : { action: CloseAction.DoNotRestart, handled: true }),
+    };
 }

@@ -3,7 +3,7 @@
 // wheel, installed into a private environment); or a message that says how to fix it.
 import * as fs from 'fs';
 import * as path from 'path';
-import { canImportTurnback, findInterpreter, ImportCheck, Interpreter, interpreterCandidates, PythonCandidate, pythonFor } from './python';
+import { canImportTurnback, findInterpreter, ImportCheck, Interpreter, interpreterCandidates, MIN_PYTHON, NoPythonError, PythonCandidate, pythonFor } from './python';
 import type { LaunchSettings } from './settings';
 
 export interface ServerCommand {
@@ -101,7 +101,18 @@ export async function resolveServerCommand(
             return { command: settings.python, args: ['-m', 'turnback', ...serveArgs], source: 'python' };
         }
         const selected = settings.python ? undefined : await bundled.selectedInterpreter();
-        const base = await deps.findInterpreter(interpreterCandidates(settings.python, selected, deps.platform));
+        const candidates = interpreterCandidates(settings.python, selected, deps.platform);
+        // An interpreter the user named is the one to use: one that does not run is said, not
+        // passed over for another (the user would not know which one the server runs on).
+        const base = await deps.findInterpreter(settings.python ? candidates.slice(0, 1) : candidates).catch((error: unknown) => {
+            if (settings.python && error instanceof NoPythonError) {
+                throw new ServerNotFoundError(
+                    `turnback.server.python cannot run the server: ${error.tried.join('; ')}. ` +
+                        `Set it to a Python ${MIN_PYTHON.join('.')} or newer, or clear it to let turnback find one.`,
+                );
+            }
+            throw error;
+        });
         const python = await bundled.ensure(base);
         return { command: python, args: ['-m', 'turnback', ...serveArgs], source: 'bundled' };
     }

@@ -110,6 +110,19 @@ describe('which server to start', () => {
         expect(seen[0].some((c) => c.source === 'Python extension')).toBe(false);
     });
 
+    // A turnback.server.python that did not run was passed over for python3 without a word.
+    it('a turnback.server.python that cannot run is an error naming the setting, not passed over', async () => {
+        const bundled = bundle('/project/.venv/bin/python');
+        const findInterpreter = vi.fn(async (candidates: PythonCandidate[]) => {
+            throw new NoPythonError(candidates.map((c) => `${c.command} (${c.source}): not found`));
+        });
+        const error = await resolveServerCommand({ path: '', python: '/opt/nope/python3.12', args: [] }, deps({ findInterpreter }), bundled).catch((e) => e);
+        expect(error).toBeInstanceOf(ServerNotFoundError);
+        expect(error.message).toContain('turnback.server.python cannot run the server: /opt/nope/python3.12 (turnback.server.python): not found');
+        expect(findInterpreter.mock.calls[0][0]).toHaveLength(1); // only the interpreter the user named
+        expect(bundled.ensured).toEqual([]);
+    });
+
     it('no supported Python: the NoPythonError that says what is needed', async () => {
         const error = await resolveServerCommand({ path: '', python: '', args: [] }, deps(), bundle()).catch((e) => e);
         expect(error).toBeInstanceOf(NoPythonError);
