@@ -889,8 +889,55 @@ async function main() {
     });
 
     await nestedRepositoryTurn(page, { ws, env, turnback });
+    await serverSettingChanged(page);
 
     saveLogs();
+}
+
+/**
+ * `turnback.server.path` changed while VS Code runs: to an older turnback without `serve`
+ * (one error naming its exit code and the last line it printed, no restart loop), then back
+ * (the server runs again, with no reload). In a remote window (code-server) such a change
+ * was read as empty while the settings were `machine-overridable`.
+ */
+async function serverSettingChanged(page) {
+    const settingsFile = path.join(paths.userData, 'User', 'settings.json');
+    // As a user does it: in the settings.json editor, saved.
+    let settings = JSON.parse(readText(settingsFile));
+    const setServerPath = async (value) => {
+        settings = { ...settings, 'turnback.server.path': value };
+        await runCommand(page, 'Preferences: Open User Settings (JSON)');
+        await tab(page, 'settings.json').first().waitFor();
+        await sleep(500);
+        await page.keyboard.press('Control+A');
+        await page.keyboard.press('Delete');
+        await page.keyboard.insertText(JSON.stringify(settings));
+        await page.keyboard.press('Control+S');
+        // (The editor may close a brace it was typed: read the value, not the whole file.)
+        await until(() => readText(settingsFile).includes(`"turnback.server.path":${JSON.stringify(value)}`), 'the settings.json editor did not save');
+        await page.keyboard.press('Control+W');
+    };
+    const old = path.join(scratch, 'old-turnback', 'turnback');
+    fs.mkdirSync(path.dirname(old), { recursive: true });
+    fs.writeFileSync(old, "#!/bin/sh\necho 'usage: turnback [-h] {capture,undo}' >&2\necho \"turnback: error: invalid choice: 'serve'\" >&2\nexit 2\n", { mode: 0o755 });
+    await step('turnback.server.path set to an older turnback: one error with its exit code and last line', async () => {
+        await clearAllNotifications(page);
+        await setServerPath(old);
+        const error = await waitForToast(page, /did not start/, '"the server did not start ..." naming the older turnback');
+        for (const part of [old, 'exit code 2', "invalid choice: 'serve'"]) {
+            check(error.includes(part), `the start failure does not say "${part}": ${error}`);
+        }
+        await sleep(3000); // a restart loop would show more
+        const all = (await toasts(page)).join(' | ');
+        check(!/crashed|is erroring/.test(all), `the client's own restart loop ran: ${all}`);
+        await shot(page, '15-older-turnback-on-the-setting.png');
+    });
+    await step('turnback.server.path set back: the server runs again, no reload', async () => {
+        await clearAllNotifications(page);
+        await setServerPath(turnbackBin);
+        await waitForStatus(page, /turn \d|all undone|no turns/, 'the turns again once the setting names the real turnback');
+        await checkNoErrorToasts(page);
+    });
 }
 
 /**

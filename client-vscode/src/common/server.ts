@@ -160,6 +160,10 @@ export class ServerManager implements Disposable {
         try {
             const answered = Promise.race([client.start(), server.exited]);
             await withTimeout(answered, timeoutMs, `it did not answer "initialize" within ${timeoutMs / 1000} s`);
+            if (client.state !== State.Running || !client.initializeResult) {
+                // The client's start can resolve after the connection closed during initialize.
+                throw new Error('it stopped during initialize');
+            }
             started = true;
             traceInfo(`Server started: ${client.initializeResult?.serverInfo?.name ?? ''} ${client.initializeResult?.serverInfo?.version ?? ''}`);
         } catch (error) {
@@ -174,11 +178,7 @@ export class ServerManager implements Disposable {
                 `turnback: the server did not start (${commandLine}): ${why}` +
                     (said ? `; it said: ${said}` : '') +
                     '. ' +
-                    (command.source === 'bundled'
-                        ? 'Restart the server to try again, or set turnback.server.path to a turnback executable.'
-                        : command.source === 'PATH'
-                          ? 'Update or remove that turnback, or set turnback.server.path to the turnback executable.'
-                          : 'Install it with "pip install turnback", or set turnback.server.path to the turnback executable.'),
+                    START_ADVICE[command.source],
             );
             if (this.client === client) {
                 this.client = undefined;
@@ -225,6 +225,14 @@ export class ServerManager implements Disposable {
         this.changeEmitter.dispose();
     }
 }
+
+/** What to do about a server that did not start, by where it came from. */
+const START_ADVICE: Record<ServerCommand['source'], string> = {
+    setting: 'Update the turnback that turnback.server.path names, or clear that setting.',
+    PATH: 'Update or remove that turnback, or set turnback.server.path to the turnback executable.',
+    python: 'Install turnback in that Python ("pip install turnback"), or set turnback.server.path to the turnback executable.',
+    bundled: 'Restart the server to try again, or set turnback.server.path to a turnback executable.',
+};
 
 /** The client's default error handling once the server has started; before, a failure ends
  * the start without a restart or a message of the client's own (the extension says why). */
