@@ -189,12 +189,20 @@ CASES: dict[str, tuple] = {
 
 
 def run_hook(
-    root: Path, harness: str, event: str, payload: dict | str, **env: str
+    root: Path,
+    harness: str,
+    event: str,
+    payload: dict | str,
+    *,
+    leading: tuple[str, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
+    **env: str,
 ) -> subprocess.CompletedProcess:
-    """`turnback hook HARNESS EVENT` in `root` with `payload` on stdin, as a harness runs it."""
+    """`turnback [LEADING] hook HARNESS EVENT` in `root` with `payload` on stdin, as a harness
+    runs it (`preexec_fn` runs in the hook's process before it starts)."""
     stdin = payload if isinstance(payload, str) else json.dumps(payload)
     return subprocess.run(
-        [sys.executable, "-m", "turnback", "hook", harness, event],
+        [sys.executable, "-m", "turnback", *leading, "hook", harness, event],
         cwd=root,
         env={**SERVER_ENV, **env},
         input=stdin,
@@ -202,6 +210,7 @@ def run_hook(
         text=True,
         timeout=60,
         check=False,
+        preexec_fn=preexec_fn,
     )
 
 
@@ -405,25 +414,8 @@ def test_hooks_in_a_folder_whose_name_is_not_utf8(tmp_path: Path, spelling: str)
 # exits 0: it was an internal error, exit 3, which an agent may take for a blocking hook.
 def test_hook_after_a_leading_folder_option(repo: Path, tmp_path: Path):
     before, _after = _claude(repo)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "turnback",
-            "-C",
-            str(repo),
-            "hook",
-            "claude-code",
-            "UserPromptSubmit",
-        ],
-        cwd=tmp_path,
-        env=SERVER_ENV,
-        input=json.dumps(before),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    leading = ("-C", str(repo))
+    done = run_hook(tmp_path, "claude-code", "UserPromptSubmit", before, leading=leading)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert len(cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]) == 1
 
@@ -452,17 +444,9 @@ def test_before_hook_that_can_write_nothing_leaves_no_older_note(repo: Path):
     write(repo, "src/app.py", "first prompt\n")
     run_hook(repo, "claude-code", "Stop", after)
     write(repo, "notes.txt", "x" * 3000)  # the second capture has something to store
-    full = subprocess.run(
-        [sys.executable, "-m", "turnback", "hook", "claude-code", "UserPromptSubmit"],
-        cwd=repo,
-        env=SERVER_ENV,
-        input=json.dumps({**before, "prompt": "second"}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)),
-    )
+    no_writes = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # noqa: E731
+    second = {**before, "prompt": "second"}
+    full = run_hook(repo, "claude-code", "UserPromptSubmit", second, preexec_fn=no_writes)
     assert full.returncode == 0
     write(repo, "src/app.py", "second prompt\n")
     run_hook(repo, "claude-code", "Stop", after)
