@@ -51,8 +51,22 @@ class Pause:
     reached: threading.Event = field(default_factory=threading.Event)
 
 
-ToolStep = WriteFile | EditFile | Shell
-Step = ToolStep | Pause
+@dataclass(frozen=True)
+class Task:
+    """The agent's subagent tool (OpenCode's `task`): a child session asks the model next."""
+
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A text answer inside a turn: how a subagent's session ends, before the turn goes on."""
+
+    text: str
+
+
+ToolStep = WriteFile | EditFile | Shell | Task
+Step = ToolStep | Pause | Reply
 
 
 @dataclass
@@ -143,8 +157,8 @@ class ScriptedModel:
             if isinstance(item, Pause):
                 item.reached.set()
                 item.release.wait(PAUSE_LIMIT_S)
-            elif isinstance(item, str):
-                return self.wire.final_text(item, body)
+            elif isinstance(item, str | Reply):
+                return self.wire.final_text(item if isinstance(item, str) else item.text, body)
             else:
                 return self.wire.tool_call(item, f"call_{call_number}", body)
         raise AssertionError("an answer always ends with a tool step or a text")

@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from scripted_model import EditFile, Shell, ToolStep, WriteFile, sse
+from scripted_model import EditFile, Shell, Task, ToolStep, WriteFile, sse
 
 #: A side request's text; it is also valid JSON for the checks some agents run on the side.
 SIDE_TEXT = json.dumps(
@@ -35,6 +35,8 @@ def as_shell(step: ToolStep) -> str:
         parent = str(Path(step.path).parent)
         made = f"mkdir -p {shlex.quote(parent)} && " if parent != "." else ""
         return f"{made}printf %s {shlex.quote(step.content)} > {shlex.quote(step.path)}"
+    if isinstance(step, Task):
+        raise ValueError("a subagent is OpenCode's tool here (ChatCompletions)")
     program = (
         "import sys,pathlib;p=pathlib.Path(sys.argv[1]);"
         "p.write_text(p.read_text().replace(sys.argv[2],sys.argv[3],1))"
@@ -284,6 +286,9 @@ class ChatCompletions:
         if isinstance(step, WriteFile):
             name = "write"
             args: dict[str, Any] = {"filePath": str(self.root / step.path), "content": step.content}
+        elif isinstance(step, Task):
+            name = "task"
+            args = {"description": "a subtask", "prompt": step.prompt, "subagent_type": "general"}
         else:
             name, args = "bash", {"command": as_shell(step), "description": "run a command"}
         call = {

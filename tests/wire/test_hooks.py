@@ -296,6 +296,41 @@ def test_the_same_harness_turn_opens_one_turn(repo: Path):
     assert [(t["turn"], t["progress"]) for t in turns] == [(2, "sealed"), (1, "sealed")]
 
 
+# Proves a background subagent's work in Claude Code belongs to the user's prompt: Claude
+# Code fires Stop when the main reply ends, the subagent writes on, then a UserPromptSubmit
+# carrying its <task-notification> starts the reply to it. That opened a turn of its own,
+# labelled with the notification, and the subagent's files fell between the two turns, in
+# neither: `turnback undo` took back nothing and left them (recorded 2.1.328 payloads).
+def test_a_subagent_report_continues_the_prompts_turn(repo: Path):
+    before, after = _claude(repo)
+    run_hook(repo, "claude-code", "UserPromptSubmit", before)
+    write(repo, "src/app.py", "the parent's work\n")
+    run_hook(repo, "claude-code", "Stop", after)
+    write(repo, "child.txt", "the subagent's work\n")
+    report = {**before, "prompt_id": "p-8", "prompt": "<task-notification>\n<task-id>a1"}
+    run_hook(repo, "claude-code", "UserPromptSubmit", report)
+    write(repo, "summary.md", "the reply to the report\n")
+    run_hook(repo, "claude-code", "Stop", after)
+    [turn] = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
+    assert (turn["label"], turn["progress"]) == (LABEL, "sealed")
+    undone = cli_json(repo, "undo", "--session", "claude-code:c1f0")
+    assert sorted(f["path"] for f in undone["files"]) == ["child.txt", "src/app.py", "summary.md"]
+
+
+# Proves OpenCode's hooks installed for the project and for the user (OpenCode runs both
+# plugins) open one turn per prompt, by its message id, as Codex's do by turn id.
+def test_opencode_installed_twice_opens_one_turn_per_prompt(repo: Path):
+    before, after = _opencode(repo)
+    for message, change in (("msg-1", "one\n"), ("msg-2", "two\n")):
+        for _ in range(2):
+            run_hook(repo, "opencode", "chat.message", {**before, "messageID": message})
+        write(repo, "src/app.py", change)
+        for _ in range(2):
+            run_hook(repo, "opencode", "session.idle", after)
+    turns = cli_json(repo, "list", "--session", "opencode:ses_abc")["turns"]
+    assert [(t["turn"], t["progress"]) for t in turns] == [(2, "sealed"), (1, "sealed")]
+
+
 def _break_storage(root: Path) -> None:
     """The repository lock path becomes a directory: every capture fails (even as root)."""
     lock = root / ".git" / "turnback" / "lock"

@@ -127,26 +127,48 @@ function hook(event, payload, cwd) {
   return done;
 }
 
-export const TurnbackPlugin = async ({ directory }) => ({
+export const TurnbackPlugin = async ({ directory, client }) => {
+  // A subagent (the task tool) runs in a child session: its work is the prompt's turn, not
+  // one of its own, so its messages and its idle are the parent's business.
+  const children = new Map();
+  const isChild = (id) => {
+    if (!children.has(id)) {
+      children.set(id, (async () => {
+        try {
+          const found = await client.session.get({ path: { id } });
+          return Boolean(found && found.data && found.data.parentID);
+        } catch (error) {
+          return false;
+        }
+      })());
+    }
+    return children.get(id);
+  };
+  return {
   "chat.message": async (input, output) => {
+    if (await isChild(input.sessionID)) return;
     const parts = (output && output.parts) || [];
     const prompt = parts
       .filter((part) => part.type === "text" && !part.synthetic && typeof part.text === "string")
       .map((part) => part.text)
       .join("\\n");
+    const messageID = input.messageID || (output && output.message && output.message.id);
     await hook("chat.message", {
-      sessionID: input.sessionID, messageID: input.messageID, prompt, cwd: directory,
+      sessionID: input.sessionID, messageID, prompt, cwd: directory,
     }, directory);
   },
   event: async ({ event }) => {
     if (event && event.type === "session.idle" && event.properties) {
-      hook("session.idle", { sessionID: event.properties.sessionID, cwd: directory }, directory);
+      const sessionID = event.properties.sessionID;
+      if (await isChild(sessionID)) return;
+      hook("session.idle", { sessionID, cwd: directory }, directory);
     }
   },
   dispose: async () => {
     await Promise.allSettled([...pending]);
   },
-});
+  };
+};
 """
 
 

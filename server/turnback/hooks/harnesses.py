@@ -64,6 +64,9 @@ class Harness:
     cwd_keys: tuple[str, ...] = ("cwd",)
     #: events where a warning may be shown without reaching the model
     warn_events: tuple[str, ...] = field(default=())
+    #: how a "before" event's prompt starts when the harness, not the user, sent it to go on
+    #: with the last prompt's work (its turn goes on: the next "after" seals it again)
+    continuations: tuple[str, ...] = field(default=())
 
     def phase(self, event: str) -> str | None:
         return self.events.get(event)
@@ -108,6 +111,9 @@ _add(
             "SessionEnd": _silent,
         },
         warn_events=("Stop",),
+        # A background subagent's report: Claude Code fires Stop when the main agent's reply
+        # ends, then, once the subagent is done, a UserPromptSubmit carrying its report.
+        continuations=("<task-notification>",),
         source="https://docs.claude.com/en/docs/claude-code/hooks",
     )
 )

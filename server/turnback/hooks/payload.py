@@ -34,6 +34,8 @@ class HookCall:
     phase: str
     label: str | None
     metadata: dict[str, Any]
+    #: a "before" the harness sent to go on with the last prompt's turn (harnesses.py)
+    continuation: bool = False
 
     def params(self) -> dict[str, Any]:
         """The `snapshot/capture` params (protocol.md) for this call."""
@@ -119,11 +121,14 @@ def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:
             metadata[name] = _text(value) if isinstance(value, str) else value
     metadata["cwd"] = _text(cwd)  # shown to people; the capture runs in `cwd` itself
     label = None
+    continuation = False
     if phase == "before":
         prompt = next(
             (p for p in (_dig(payload, k) for k in harness.prompt_keys) if isinstance(p, str)),
             None,
         )
+        starts = harness.continuations
+        continuation = bool(starts) and prompt is not None and prompt.startswith(starts)
         label = first_line(_text(prompt)) if prompt is not None else None
         label = label or None
         if label is not None:
@@ -134,4 +139,5 @@ def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:
         phase=phase,
         label=label,
         metadata=metadata,
+        continuation=continuation,
     )

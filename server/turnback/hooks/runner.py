@@ -53,10 +53,16 @@ def _is_no_open_turn(error: BaseException) -> bool:
     return getattr(error, "reason", None) is Reason.NO_OPEN_TURN
 
 
+#: The metadata keys naming the prompt, per harness: a second "before" hook with the same
+#: one is the same prompt's (Codex and OpenCode run the hooks of the user's config and the
+#: project's both; Claude Code drops a duplicate command itself).
+_PROMPT_KEYS = ("turnId", "messageId")
+
+
 def _before(call: HookCall) -> str | None:
-    # Codex runs the hooks of the user's config and the project's both (Claude Code drops
-    # a duplicate command itself): one turn id, one turn.
-    harness_turn = call.metadata.get("turnId")
+    if call.continuation:
+        return None  # the harness going on with the last prompt: its turn goes on too
+    harness_turn = next((call.metadata[k] for k in _PROMPT_KEYS if k in call.metadata), None)
     if harness_turn is not None and not hookstate.claim_turn(
         call.cwd, call.session, str(harness_turn)
     ):
