@@ -21,7 +21,6 @@ import pygit2
 from .config import Settings
 from .core.locking import repository_lock
 from .core.repository import WorkspaceRepo, open_workspace
-from .core.sharedperms import share_object_folders, shared_folder_bits
 from .core.treeops import entry_at
 from .diff import turndiff
 from .errors import (
@@ -129,8 +128,6 @@ class Engine:
         self.unpacking = Unpacking(self.scanner)
         #: Whether this worktree's refs were claimed from a removed namesake (worktrees.py).
         self._worktree_claimed = False
-        #: What git adds to the object folders of a shared repository (sharedperms.py).
-        self._shared_bits = 0 if self.ws.shadow else shared_folder_bits(self.repo)
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -173,7 +170,8 @@ class Engine:
                     raise
                 raise ObjectMissing.from_not_found(error) from error
             finally:
-                share_object_folders(self.ws.objects_dir, self._shared_bits)
+                for scanner in self.scanner.scanners():  # each repository's, members' too
+                    scanner.ws.share_object_folders()
 
     def _check_still_there(self) -> None:
         """The workspace folder (and its repository) deleted under a long-lived engine: say

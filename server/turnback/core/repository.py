@@ -8,6 +8,7 @@ tree is set in memory only, so no `.git` ever appears in the user's folder.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from .locking import repository_lock
 from .memory import bound_libgit2_memory
 from .objectwrites import written
 from .pygit2_internals import use_empty_index
+from .sharedperms import share_object_folders, shared_folder_bits
 
 #: Overrides the per-user data directory (tests, portable installs).
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"
@@ -57,6 +59,15 @@ class WorkspaceRepo:
         repo.workdir = str(self.root)
         use_empty_index(repo)
         return repo
+
+    @functools.cached_property
+    def shared_bits(self) -> int:
+        """What git adds to the object folders of a shared repository (sharedperms.py)."""
+        return 0 if self.shadow else shared_folder_bits(self.repo)
+
+    def share_object_folders(self) -> None:
+        """Gives the object folders this process made the bits git would (sharedperms.py)."""
+        share_object_folders(self.objects_dir, self.shared_bits)
 
     @property
     def objects_dir(self) -> Path:

@@ -68,5 +68,6 @@ class HeldObjects:
                 private.anchor(anchor, batch.target)
             finally:
                 batch.close()
+                private.ws.share_object_folders()  # after the operation's own pass: again
 
         self._cache_writer.start_objects(write)

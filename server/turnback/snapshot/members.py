@@ -161,19 +161,20 @@ class WorkspaceScanner:
     def release_deleted_packs(self) -> None:
         """New object databases for the handles of a repository whose packs git deleted
         (gc, repack), so that none stays open for the server's lifetime (packfolder.py)."""
-        for scanner in self._scanners():
+        for scanner in self.scanners():
             scanner.handles.release_deleted_packs()
 
     def packs_due(self) -> bool:
-        return any(scanner.handles.packs_due() for scanner in self._scanners())
+        return any(scanner.handles.packs_due() for scanner in self.scanners())
 
     def unpack_packs(self) -> None:
         """Unpacks the packs each repository's captures listed (ownpacks.py)."""
-        for scanner in self._scanners():
+        for scanner in self.scanners():
             if scanner.handles.packs_due():
                 scanner.handles.unpack_packs()
 
-    def _scanners(self) -> list[Scanner]:
+    def scanners(self) -> list[Scanner]:
+        """The root's scanner and each member's."""
         return [self.root, *(member.scanner for member in self.members.values())]
 
     def lock_paths(self) -> list[Path]:
