@@ -9,7 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SERVER_ENV, cli_json, git, make_repo, run_cli, tree_state, write
+from helpers import (
+    SERVER_ENV,
+    cli_json,
+    git,
+    list_turns,
+    make_repo,
+    read,
+    run_cli,
+    start_server,
+    tree_state,
+    undo,
+    write,
+)
 from helpers.workspace import agent_edits, repo_git_state, two_repo_folder
 from turnback.engine import Engine
 from turnback.errors import Conflict
@@ -148,3 +160,21 @@ def test_embedded_repository_without_gitmodules(tmp_path: Path):
     cli_json(outer, "undo")
     assert tree_state(outer) == start
     assert {repo: repo_git_state(repo) for repo in states} == states
+
+
+# Ensures an editor's server started before the harness's first capture still undoes the
+# turn's edits inside a nested repository: it had read the members once, as it started
+# (none yet), and kept the nested file as "nestedRepository" where the CLI undid it.
+async def test_server_started_first_undoes_a_cli_turn_in_a_nested_repository(tmp_path: Path):
+    outer = tmp_path / "outer"
+    write(outer, "o.txt", "O0\n")
+    make_repo(outer / "inner", {"i.txt": "I0\n"})
+    async with start_server(outer) as client:
+        assert (await list_turns(client))["turns"] == []
+        cli_json(outer, "capture", "--label", "T")
+        write(outer, "o.txt", "O agent\n")
+        write(outer, "inner/i.txt", "I agent\n")
+        cli_json(outer, "capture", "--phase", "after")
+        undone = await undo(client)
+    assert undone["kept"] == []
+    assert read(outer, "o.txt") == "O0\n" and read(outer, "inner/i.txt") == "I0\n"

@@ -85,6 +85,14 @@ def _under(path: str, prefix: str) -> bool:
     return path.startswith(prefix + "/")
 
 
+def _stamp_of(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 class WorkspaceScanner:
     """The root's Scanner plus one per member repository; the same interface as Scanner."""
 
@@ -95,7 +103,8 @@ class WorkspaceScanner:
         #: Repositories past the limit, reported as `repositoryLimit`.
         self.limited: list[str] = []
         self._known = ws.state_dir / "members.json"
-        self._loaded = False
+        #: The stamp of `members.json` when last read or written here.
+        self._loaded: tuple[int, int, int] | None = None
         #: The settings of the last capture: a change means finding the members again.
         self._settings: Settings | None = None
         #: The last combined tree, by the root tree and the member trees it was made of.
@@ -123,32 +132,40 @@ class WorkspaceScanner:
         """The members the last discovery found (any process), those still repositories.
 
         A member whose `.git` went away (`rm -rf api`) is dropped at once: nothing is ever
-        written into where its `.git` was (no lock file, no object, no stat cache). Says
-        whether one was.
+        written into where its `.git` was (no lock file, no object, no stat cache). The
+        file is read again whenever another process wrote it: a server started before the
+        CLI's first capture found the members kept a nested repository's files out of its
+        undos. Says whether a member went or came.
         """
         gone = [p for p in self.members if not os.path.lexists(self.ws.root / p / ".git")]
         for path in gone:
             del self.members[path]
-        if self._loaded:
+        stamp = _stamp_of(self._known)
+        if stamp is None or stamp == self._loaded:
             return bool(gone)
-        self._loaded = True
+        self._loaded = stamp
         try:
             paths = json.loads(self._known.read_text())
         except (OSError, ValueError):
             return bool(gone)
+        came = False
         for path in paths if isinstance(paths, list) else []:
-            if isinstance(path, str) and os.path.lexists(self.ws.root / path / ".git"):
+            if path in self.members or not isinstance(path, str):
+                continue
+            if os.path.lexists(self.ws.root / path / ".git"):
                 member = self._open(path)
                 if member is not None:
                     self.members[path] = member
-        return bool(gone)
+                    came = True
+        return bool(gone) or came
 
     def _save(self) -> None:
         try:
             self._known.parent.mkdir(parents=True, exist_ok=True)
             self._known.write_text(json.dumps(sorted(self.members)))
         except OSError:
-            pass  # only a hint for the next process's locks and restores
+            return  # only a hint for the next process's locks and restores
+        self._loaded = _stamp_of(self._known)
 
     def member_of(self, path: str) -> Member | None:
         """The deepest member holding `path`, if any."""
