@@ -251,6 +251,32 @@ async def test_revert_hunk_of_a_renamed_file(client, repo: Path):
     assert apply_text_edit(read(repo, "new.txt"), edit) == lines
 
 
+# Ensures a file that is not UTF-8 (Latin-1, shown by an editor set to that encoding) gets
+# no lenses, and a hunk revert is refused with a reason: the lens sat on an unchanged line
+# too, and "Revert hunk" put U+FFFD where the file had é (`caf? au lait` once saved).
+async def test_no_hunk_lenses_or_reverts_in_a_file_that_is_not_utf8(client, repo: Path):
+    received = install_apply_edit(client)
+    write(repo, "legacy.txt", b"caf\xe9 au lait\nd\xe9j\xe0 vu\n")
+    turn = await request(client, "snapshot/capture", {"label": "latin-1"})
+    agent = b"caf\xe9 cr\xe8me\nd\xe9j\xe0 vu\n"
+    write(repo, "legacy.txt", agent)
+    await request(client, "snapshot/capture", {"phase": "after"})
+    uri = open_document(client, repo / "legacy.txt", agent.decode("latin-1"), "plaintext")
+    assert await code_lenses(client, uri) == []
+    hunk = {"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1}
+    args = {"uri": uri, "turn": turn["id"], **hunk, "workspace": repo.as_uri()}
+    result = to_plain(
+        await asyncio.wait_for(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="turnback.revertHunk", arguments=[args])
+            ),
+            TIMEOUT,
+        )
+    )
+    assert result["applied"] is False and "not UTF-8" in result["message"]
+    assert received == [] and (repo / "legacy.txt").read_bytes() == agent
+
+
 # Ensures a lens drawn for an older turn is refused once a newer turn changed the file,
 # rather than putting back the newer turn's lines under the older turn's name.
 async def test_revert_hunk_of_an_older_turn_is_refused(client, repo: Path):

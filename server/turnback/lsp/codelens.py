@@ -22,7 +22,21 @@ CAPTURE = "turnback.capture"
 
 
 def hunks(path: str, before: bytes | None, text: str) -> tuple[Hunk, ...]:
+    """The hunks from the snapshot's bytes to the editor's text; none when those bytes are
+    not UTF-8 (a Latin-1 file): the editor's text is decoded from them in an encoding the
+    server does not know, so no line could be compared, nor put back, byte for byte."""
+    if not is_utf8(before):
+        return ()
     return diff_file(path, before, text.encode(), context=0).hunks
+
+
+def is_utf8(data: bytes | None) -> bool:
+    """Whether a snapshot's bytes are text the editor's text can be compared with."""
+    try:
+        (data or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _lines(text: str) -> list[str]:
@@ -118,7 +132,7 @@ def revert_edit(
         return None
     old_text = (
         "".join(
-            _lines((before or b"").decode(errors="replace"))[
+            _lines((before or b"").decode())[
                 max(old_start - 1, 0) : max(old_start - 1, 0) + old_lines
             ]
         )

@@ -315,6 +315,12 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
                 "message": f"This lens is out of date: turn {found[0].number} is the newest "
                 "now; the lenses show its hunks again",
             }
+        if not codelens.is_utf8(found[1]):
+            return {
+                "applied": False,
+                "message": "This file is not UTF-8: turnback cannot revert one hunk of it; "
+                "Undo turn puts the whole file back byte for byte",
+            }
         edit = codelens.revert_edit(rel, found[1], document.source, old_start, old_lines)
         if edit is None:
             return {"applied": False, "message": "That hunk is no longer in the document"}
