@@ -72,7 +72,8 @@ async def test_server_on_a_folder_of_repositories(tmp_path: Path):
 
 # Ensures a workspace folder deleted while the server has it open is answered noWorkspace
 # and never recreated: the server used to write `.git/turnback` back into the deleted
-# folder within seconds, and call the objects it lost missing (advising a prune).
+# folder within seconds, and call the objects it lost missing (advising a prune). Named
+# by its URI (as VS Code sends it), it was "Invalid parameter 'workspace'".
 async def test_deleted_workspace_folder_is_not_recreated(tmp_path: Path):
     root = make_repo(tmp_path / "gone", {"a.txt": "1\n"})
     async with start_server(root) as client:
@@ -84,8 +85,10 @@ async def test_deleted_workspace_folder_is_not_recreated(tmp_path: Path):
             await asyncio.sleep(0.1)
         await asyncio.sleep(2.5)  # the timeline watcher looks every second
         for method in ("snapshot/list", "snapshot/undo", "snapshot/capture"):
-            with pytest.raises(JsonRpcException) as refused:
-                await request(client, method, {})
-            assert to_plain(refused.value.data) == {"reason": "noWorkspace"}, method
+            for params in ({}, {"workspace": root.as_uri()}):  # as VS Code sends it
+                with pytest.raises(JsonRpcException) as refused:
+                    await request(client, method, params)
+                assert to_plain(refused.value.data) == {"reason": "noWorkspace"}, method
+                assert "no longer exists" in refused.value.message, refused.value.message
         assert not root.exists()
     assert not root.exists()

@@ -68,6 +68,11 @@ class TurnbackServer(LanguageServer):
     def folder_for(self, workspace: str | None) -> str:
         if workspace is not None:
             path = to_fs_path(workspace) if "://" in workspace else None
+            if path and not Path(path).is_dir() and self._is_open_folder(path):
+                raise NoWorkspace(
+                    f"The workspace folder {path} no longer exists (deleted or moved); "
+                    "open it where it is now"
+                )
             if not path or not Path(path).is_dir():
                 raise InvalidParams("workspace", f"must be the file URI of a folder: {workspace}")
             return path
@@ -79,6 +84,11 @@ class TurnbackServer(LanguageServer):
         if self.workspace.root_path:
             return self.workspace.root_path
         raise NoWorkspace("No workspace folder is open; pass 'workspace' (a folder URI)")
+
+    def _is_open_folder(self, path: str) -> bool:
+        """Whether `path` is one of the client's workspace folders (or its root path)."""
+        opened = {to_fs_path(f.uri) for f in self.workspace.folders.values()}
+        return path in opened or path == self.workspace.root_path
 
     def engine_for_document(self, path: str) -> Engine:
         """The engine of the workspace folder holding `path` (the deepest one)."""
