@@ -21,6 +21,30 @@ from turnback.snapshot import fswatch
 from turnback.wire import to_wire
 
 
+# Ensures a submodule whose folder holds files but no repository (its .git removed, as a
+# vendoring agent does) is reported `submodule` in every capture: git lists nothing below a
+# gitlink, so its files are neither captured nor undone, and they were left out unreported.
+def test_submodule_folder_without_a_repository_is_reported(tmp_path: Path):
+    lib = make_repo(tmp_path / "lib-origin", {"lib.py": "lib v1\n"})
+    root = make_repo(tmp_path / "app", {"app.py": "app v1\n"})
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(root, "commit", "-qm", "add lib")
+    shutil.rmtree(root / "lib" / ".git") if (root / "lib/.git").is_dir() else (
+        root / "lib/.git"
+    ).unlink()
+    engine = Engine(str(root))
+    try:
+        turn = to_wire(engine.capture(label="t"))
+        write(root, "lib/lib.py", "lib v2 by the agent\n")
+        sealed = to_wire(engine.capture(phase="after"))
+        undone = to_wire(engine.undo())
+    finally:
+        engine.close()
+    for captured in (turn, sealed):
+        assert {"path": "lib", "reason": "submodule"} in captured["skipped"]
+    assert undone["files"] == [] and (root / "lib/lib.py").read_text() == "lib v2 by the agent\n"
+
+
 # Ensures a submodule's work-tree files (added from a local path) are captured and undone,
 # and neither repository's HEAD, index or submodule commit moves.
 def test_submodule_files_are_undone(tmp_path: Path):

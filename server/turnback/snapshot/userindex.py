@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 
 import pygit2
 
@@ -192,7 +193,12 @@ class UserIndex:
 
     def submodules(self) -> list[str]:
         """Submodules named in the root `.gitmodules` that the index records and that are
-        checked out: their files are never snapshotted, so every capture reports them."""
+        checked out, or whose folder holds files but no repository (its `.git` removed, or
+        files copied into a submodule never initialized): their files are never snapshotted
+        (git lists nothing below a gitlink), so every capture reports them."""
+        return [p for p in self._declared_submodules() if _populated(self.ws.root / p)]
+
+    def _declared_submodules(self) -> list[str]:
         if self._submodules is None:
             self._submodules = []
             gitmodules = self.ws.root / ".gitmodules"
@@ -203,7 +209,7 @@ class UserIndex:
                 except (pygit2.GitError, ValueError):
                     paths = set()
                 self._submodules = sorted(p for p in paths if self.is_submodule(p))
-        return [p for p in self._submodules if holds_repository(self.ws.root / p)]
+        return self._submodules
 
     def tracks_dir(self, rel_dir: str) -> bool:
         known = self._tracked_dirs.get(rel_dir)
@@ -213,6 +219,17 @@ class UserIndex:
             )
             self._tracked_dirs[rel_dir] = known
         return known
+
+
+def _populated(folder: Path) -> bool:
+    """A repository, or a folder with something in it (an empty one holds nothing to lose)."""
+    if holds_repository(folder):
+        return True
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return False
 
 
 def refuse_sparse_index(repo: pygit2.Repository) -> None:
