@@ -119,7 +119,8 @@ def test_repository_created_during_the_turn_is_kept(tmp_path: Path):
 
 
 # Ensures a repository deleted during the turn gets its work-tree files back, the undo
-# says by name that its .git cannot come back, and the rest of the turn is undone.
+# says by name that its .git is not turnback's to bring back (it may have been moved),
+# and the rest of the turn is undone.
 def test_repository_deleted_during_the_turn(tmp_path: Path):
     ws = two_repo_folder(tmp_path / "ws")
     before = tree_state(ws)
@@ -133,7 +134,7 @@ def test_repository_deleted_during_the_turn(tmp_path: Path):
     assert not (ws / "api/.git").exists()
     notes = {c["path"]: c for c in result["repositoryChanges"]}
     assert notes["api"]["change"] == "deleted"
-    assert "api" in result["message"] and "cannot come back" in result["message"]
+    assert "api" in result["message"] and "not turnback's to bring back" in result["message"]
 
 
 # Ensures a user edit in one repository after a sealed turn refuses the whole undo, with a

@@ -106,7 +106,9 @@ def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:
         (
             payload[k]
             for k in harness.session_keys
-            if isinstance(payload.get(k), (str, int)) and str(payload[k])
+            if isinstance(payload.get(k), (str, int))
+            and not isinstance(payload[k], bool)  # (`true` is no conversation id)
+            and str(payload[k])
         ),
         None,
     )

@@ -66,9 +66,10 @@ def repository_notes(
                     RepositoryChange(
                         path,
                         DELETED,
-                        f"Repository {path} was deleted during the turns: its files as the "
-                        "turn found them were put back, but its .git (commits, branches, "
-                        "stash, config) cannot come back",
+                        f"Repository {path} is gone from there since the turns began "
+                        "(deleted, moved, or a submodule deinitialized): its files as the "
+                        "turn found them were put back; its .git (commits, branches, stash, "
+                        "config) is not turnback's to bring back, and stays wherever it went",
                     )
                 )
             continue
