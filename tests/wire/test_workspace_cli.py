@@ -178,3 +178,23 @@ async def test_server_started_first_undoes_a_cli_turn_in_a_nested_repository(tmp
         undone = await undo(client)
     assert undone["kept"] == []
     assert read(outer, "o.txt") == "O0\n" and read(outer, "inner/i.txt") == "I0\n"
+
+
+# Ensures a plain folder whose agent runs `git init` at its top (scaffolding a project)
+# keeps its timeline: the new repository had none, so the turn's "after" failed with "no
+# active turn", `turnback undo` said "Nothing to undo", and the agent's edits stayed.
+def test_git_init_at_the_top_of_a_plain_folder_keeps_its_turns(tmp_path: Path):
+    folder = tmp_path / "project"
+    write(folder, "notes.md", "notes\n")
+    cli_json(folder, "capture", "--label", "scaffold")
+    write(folder, "notes.md", "the agent's notes\n")
+    write(folder, "app.py", "print('new')\n")
+    git(tmp_path, "init", "-q", str(folder))
+    git(folder, "add", "notes.md")
+    git(folder, "commit", "-qm", "scaffold")
+    sealed = cli_json(folder, "capture", "--phase", "after")
+    assert sealed["sealed"] is True
+    undone = cli_json(folder, "undo")
+    assert sorted(f["path"] for f in undone["files"]) == ["app.py", "notes.md"]
+    assert read(folder, "notes.md") == "notes\n" and not (folder / "app.py").exists()
+    assert (folder / ".git").is_dir()  # the agent's repository is left as it is

@@ -92,9 +92,25 @@ class WorkspaceRepo:
             return None
 
 
-def _shadow_repo(folder: Path) -> WorkspaceRepo:
+def _shadow_home(folder: Path) -> Path:
     key = hashlib.sha256(os.fsencode(folder)).hexdigest()[:16]
-    home = data_dir() / "shadows" / f"{folder.name or 'root'}-{key}"
+    return data_dir() / "shadows" / f"{folder.name or 'root'}-{key}"
+
+
+def _shadow_holds_turns(folder: Path) -> bool:
+    """Whether `folder` has a shadow repository holding a session's turns."""
+    git_dir = _shadow_home(folder) / "repo.git"
+    if not (git_dir / "HEAD").exists():
+        return False
+    try:
+        names = pygit2.Repository(str(git_dir)).references
+        return any(n.startswith(f"{REF_ROOT}/") and "/sessions/" in n for n in names)
+    except pygit2.GitError:
+        return False
+
+
+def _shadow_repo(folder: Path) -> WorkspaceRepo:
+    home = _shadow_home(folder)
     git_dir = home / "repo.git"
     try:
         home.mkdir(parents=True, exist_ok=True)
@@ -193,6 +209,11 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
             raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
         if repo.is_bare:
             raise NoWorkspace(f"{path} is in a bare git repository, which has no work tree")
+        if repo.workdir and _shadow_holds_turns(Path(repo.workdir).resolve()):
+            # A plain folder that became a repository (an agent's `git init` at its top):
+            # its timeline stays in its shadow repository while that holds turns, or the
+            # turn that ran `git init` could be neither sealed nor undone.
+            return _shadow_repo(Path(repo.workdir).resolve())
         if repo.workdir:
             git_dir = Path(repo.path).resolve()
             common = common_dir(git_dir)
