@@ -39,8 +39,6 @@ export interface ServerManagerOptions {
     openSettings(): void;
     /** The server the extension brought; absent in a development host without `make vsix`. */
     bundle?: BundleLocation;
-    /** How long a server may take to answer `initialize` (START_TIMEOUT_MS). */
-    startTimeoutMs?: number;
 }
 
 /** Installs the bundled server on first use, with a progress notification only while it installs. */
@@ -156,10 +154,9 @@ export class ServerManager implements Disposable {
                 }
             }),
         );
-        const timeoutMs = this.options.startTimeoutMs ?? START_TIMEOUT_MS;
         try {
             const answered = Promise.race([client.start(), server.exited]);
-            await withTimeout(answered, timeoutMs, `it did not answer "initialize" within ${timeoutMs / 1000} s`);
+            await withTimeout(answered, START_TIMEOUT_MS, `it did not answer "initialize" within ${START_TIMEOUT_MS / 1000} s`);
             if (client.state !== State.Running || !client.initializeResult) {
                 // The client's start can resolve after the connection closed during initialize.
                 throw new Error('it stopped during initialize');
