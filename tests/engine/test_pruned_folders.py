@@ -73,10 +73,11 @@ def test_object_writes_survive_git_pruning_their_folders(tmp_path: Path, races):
     contents: list[bytes] = []
     blobs: list[pygit2.Oid] = []
     commits: list[pygit2.Oid] = []
-    with pruning(tmp_path / "bare.git"):
+    with pruning(tmp_path / "bare.git", pause=0):
         # Rounds of 400 of each until git has raced them: on a loaded machine one round
-        # can end before the loop's first pass has removed anything.
-        while len(commits) < 4000 and (not commits or not races):
+        # can end before the loop's first pass has removed anything, and with a pause
+        # between passes ten rounds once went by without a race (a fresh-clone CI run).
+        while len(commits) < 8000 and (not commits or not races):
             start = len(commits)
             contents += [f"blob {n}\n".encode() for n in range(start, start + 400)]
             blobs += [objectwrites.write_blob(repo, data) for data in contents[start:]]
