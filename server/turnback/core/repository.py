@@ -19,6 +19,7 @@ import pygit2
 
 from ..errors import NoWorkspace, StorageFailed
 from .durability import enable_git_fsync
+from .gitpaths import is_utf8
 from .locking import repository_lock
 from .memory import bound_libgit2_memory
 from .objectwrites import written
@@ -171,15 +172,11 @@ def worktree_key(git_dir: Path, common: Path) -> str:
     `.git` like any other), get one made from their git directory's path."""
     if git_dir == common:
         return "main"
-    if (git_dir / "commondir").exists():
-        name = git_dir.name
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            pass  # a surrogate-escaped byte: no ref may hold it
-        else:
-            if pygit2.reference_is_valid_name(f"{REF_ROOT}/wt-{name}/index"):
-                return f"wt-{name}"
+    name = git_dir.name
+    linked = (git_dir / "commondir").exists()
+    # (A surrogate-escaped byte fits no ref, and libgit2 is not asked about it.)
+    if linked and is_utf8(name) and pygit2.reference_is_valid_name(f"{REF_ROOT}/wt-{name}/x"):
+        return f"wt-{name}"
     digest = hashlib.sha1(os.fsencode(git_dir)).hexdigest()[:16]
     return f"wt-dir-{digest}"
 

@@ -50,6 +50,14 @@ def stamp_of(st: os.stat_result) -> Stamp:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_nlink)
 
 
+def stamp_at(path: Path | str) -> Stamp | None:
+    """The stamp of what `path` names (links followed), None when nothing is there."""
+    try:
+        return stamp_of(os.stat(path))
+    except OSError:
+        return None
+
+
 def same_stamp(then: object, now: object) -> bool:
     """Whether a file still has the stamp it had, when its ctime alone moved with its link
     count: another name of it was replaced or removed (a restore rewriting one of two hard

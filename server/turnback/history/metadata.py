@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core.gitpaths import is_utf8
 from ..errors import InvalidParams
 
 #: How deeply a turn's metadata may nest: an agent's ids and indexes need a few levels,
@@ -30,13 +31,5 @@ def check_metadata(value: Any) -> None:
             stack.extend((child, level + 1) for child in children)
         elif isinstance(item, float) and not math.isfinite(item):
             raise InvalidParams("metadata", "holds NaN or Infinity, which JSON cannot carry")
-        elif isinstance(item, str) and not _is_unicode(item):
+        elif isinstance(item, str) and not is_utf8(item):
             raise InvalidParams("metadata", "must be valid Unicode (it holds a lone surrogate)")
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -31,7 +31,7 @@ from ..core.gitpaths import is_utf8, path_is_ignored
 from ..core.grafting import copy_missing, graft
 from ..core.repository import WorkspaceRepo, open_workspace
 from ..core.treeops import Entry, tree_with
-from ..core.worktree import Stamp
+from ..core.worktree import Stamp, stamp_at
 from ..errors import TurnbackError, UnsupportedRepository
 from .churn import retrying
 from .scanner import Progress, Scanner, Snapshot
@@ -85,14 +85,6 @@ def _under(path: str, prefix: str) -> bool:
     return path.startswith(prefix + "/")
 
 
-def _stamp_of(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 class WorkspaceScanner:
     """The root's Scanner plus one per member repository; the same interface as Scanner."""
 
@@ -104,7 +96,7 @@ class WorkspaceScanner:
         self.limited: list[str] = []
         self._known = ws.state_dir / "members.json"
         #: The stamp of `members.json` when last read or written here.
-        self._loaded: tuple[int, int, int] | None = None
+        self._loaded: Stamp | None = None
         #: The settings of the last capture: a change means finding the members again.
         self._settings: Settings | None = None
         #: The last combined tree, by the root tree and the member trees it was made of.
@@ -140,7 +132,7 @@ class WorkspaceScanner:
         gone = [p for p in self.members if not os.path.lexists(self.ws.root / p / ".git")]
         for path in gone:
             del self.members[path]
-        stamp = _stamp_of(self._known)
+        stamp = stamp_at(self._known)
         if stamp is None or stamp == self._loaded:
             return bool(gone)
         self._loaded = stamp
@@ -165,7 +157,7 @@ class WorkspaceScanner:
             self._known.write_text(json.dumps(sorted(self.members)))
         except OSError:
             return  # only a hint for the next process's locks and restores
-        self._loaded = _stamp_of(self._known)
+        self._loaded = stamp_at(self._known)
 
     def member_of(self, path: str) -> Member | None:
         """The deepest member holding `path`, if any."""

@@ -22,16 +22,9 @@ import pygit2
 
 from ..core.repository import WorkspaceRepo
 from ..core.treeops import changed_paths
-from ..core.worktree import Stamp, stamp_of, under_real_dirs
+from ..core.worktree import Stamp, stamp_at, under_real_dirs
 from .untracked import IGNORED, Skipped, UntrackedPolicy
 from .userindex import UserIndex
-
-
-def _stamp(path: Path) -> Stamp | None:
-    try:
-        return stamp_of(os.stat(path))
-    except OSError:
-        return None
 
 
 def _home() -> Path:
@@ -85,7 +78,7 @@ def rules_stamp(ws: WorkspaceRepo, user_index: object) -> tuple[object, ...]:
 
 def rule_files_stamp(ws: WorkspaceRepo) -> tuple[Stamp | None, ...]:
     """The stamps of the rule sources: a new value means an ignore rule may have changed."""
-    return tuple(_stamp(path) for path in rule_sources(ws))
+    return tuple(stamp_at(path) for path in rule_sources(ws))
 
 
 def _a_file(ws: WorkspaceRepo, path: str) -> bool:
