@@ -565,3 +565,36 @@ async def test_capture_after_with_turn(client, repo: Path):
     assert info.value.data["reason"] == "noOpenTurn"
     sealed = await request(client, "snapshot/capture", {"phase": "after", "turn": 2})
     assert (sealed["id"], sealed["sealed"]) == (second["id"], True)
+
+
+# Proves every root of a multi-root workspace is part of the prompt's turn: each root's
+# work tree gets one sealed turn in the conversation's session (a plain folder too, though
+# plain folders keep their hook notes in one shared folder), a root inside another root's
+# work tree is captured with it, and undoing in each root gives every root back.
+@pytest.mark.parametrize("harness", ["cursor", "cline"])
+def test_every_root_of_a_multi_root_workspace_is_captured(tmp_path: Path, harness: str):
+    first = make_repo(tmp_path / "first")
+    second = make_repo(tmp_path / "second")
+    plain = tmp_path / "plain"
+    write(plain, "notes.md", "plain notes\n")
+    other_plain = tmp_path / "other-plain"
+    write(other_plain, "todo.md", "plain todo\n")
+    inside = first / "src"
+    key = "workspace_roots" if harness == "cursor" else "workspaceRoots"
+    roots = [str(first), str(inside), str(second), str(plain), str(other_plain)]
+    (before_event, after_event), payloads, session, _ids, _out = CASES[harness]
+    before, after = ({**payload, key: roots} for payload in payloads(first))
+    starts = {root: tree_state(root) for root in (first, second, plain, other_plain)}
+
+    assert run_hook(first, harness, before_event, before).returncode == 0
+    for root, rel in ((first, "src/app.py"), (second, "README.md"), (plain, "notes.md")):
+        write(root, rel, "the agent's\n")
+    write(other_plain, "new.md", "the agent's\n")
+    assert run_hook(first, harness, after_event, after).returncode == 0
+
+    for root in (first, second, plain, other_plain):
+        [turn] = cli_json(root, "list", "--session", session)["turns"]
+        assert (turn["label"], turn["sealed"]) == (LABEL, True), root
+        assert turn["metadata"]["cwd"] == str(root)
+        cli_json(root, "undo", "--session", session)
+        assert tree_state(root) == starts[root], root

@@ -8,12 +8,13 @@ rewind to.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from .harnesses import Harness
-from .hookstate import working_dir
+from .hookstate import work_tree, working_dir
 
 #: The engine's session name limit, minus room for the harness prefix.
 _MAX_SESSION_ID = 180
@@ -36,6 +37,31 @@ class HookCall:
     metadata: dict[str, Any]
     #: a "before" the harness sent to go on with the last prompt's turn (harnesses.py)
     continuation: bool = False
+    #: The other roots of a multi-root workspace (Cursor's, Cline's): each is captured too.
+    other_roots: tuple[str, ...] = ()
+    #: Set on the call for one of those roots (`per_root`).
+    other_root: bool = False
+
+    @property
+    def note_key(self) -> str:
+        """What the hook's note and claim for this call's root are kept under (hookstate.py):
+        another root's are keyed by its folder too, as plain folders all keep theirs in the
+        user's state folder."""
+        return f"{self.session}\n{self.cwd}" if self.other_root else self.session
+
+    def per_root(self) -> list[HookCall]:
+        """This call, then one per other root: each root's turn is its own work tree's, in
+        the same session."""
+        return [dataclasses.replace(self, other_roots=())] + [
+            dataclasses.replace(
+                self,
+                cwd=root,
+                metadata={**self.metadata, "cwd": _text(root)},
+                other_roots=(),
+                other_root=True,
+            )
+            for root in self.other_roots
+        ]
 
     def params(self) -> dict[str, Any]:
         """The `snapshot/capture` params (protocol.md) for this call."""
@@ -95,6 +121,25 @@ def _cwd(harness: Harness, payload: dict[str, Any]) -> str:
     return here
 
 
+def _other_roots(harness: Harness, payload: dict[str, Any], cwd: str) -> tuple[str, ...]:
+    """The other folders a multi-root workspace names, in its order, leaving out any whose
+    work tree is one already taken or lies inside one (captured with it, as a nested
+    repository or a plain subfolder)."""
+    taken = [work_tree(cwd)]
+    roots: list[str] = []
+    for key in harness.cwd_keys:
+        value = payload.get(key)
+        for root in value if isinstance(value, list) else ():
+            if not (isinstance(root, str) and root and os.path.isdir(root)):
+                continue
+            top = work_tree(root)
+            if any(top == t or t in top.parents for t in taken):
+                continue
+            taken.append(top)
+            roots.append(root)
+    return tuple(roots)
+
+
 def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:
     """The capture `payload` (the harness's stdin JSON for `event`) asks for."""
     phase = harness.phase(event)
@@ -142,4 +187,5 @@ def map_payload(harness: Harness, event: str, payload: Any) -> HookCall:
         label=label,
         metadata=metadata,
         continuation=continuation,
+        other_roots=_other_roots(harness, payload, cwd),
     )

@@ -64,28 +64,28 @@ def _before(call: HookCall) -> str | None:
         return None  # the harness going on with the last prompt: its turn goes on too
     harness_turn = next((call.metadata[k] for k in _PROMPT_KEYS if k in call.metadata), None)
     if harness_turn is not None and not hookstate.claim_turn(
-        call.cwd, call.session, str(harness_turn)
+        call.cwd, call.note_key, str(harness_turn)
     ):
         return None  # this turn's hook already ran (installed for the user and the project)
     # Until the turn is recorded, the note says so: an "after" then never seals an older turn.
-    hookstate.write_note(call.cwd, call.session, {"error": "the snapshot did not finish"})
+    hookstate.write_note(call.cwd, call.note_key, {"error": "the snapshot did not finish"})
     try:
         turn = capture(call.cwd, call.params())
     except Exception as error:
         where = hookstate.log(call.cwd, f"{call.session} before: {_describe(error)}")
-        hookstate.write_note(call.cwd, call.session, {"error": _describe(error)})
+        hookstate.write_note(call.cwd, call.note_key, {"error": _describe(error)})
         return f"turnback could not snapshot before this turn: {_describe(error)}" + (
             f" (log: {where})" if where else ""
         )
     opened = {"turn": turn["id"], "label": turn["label"], "cwd": call.cwd}
-    hookstate.write_note(call.cwd, call.session, opened)
+    hookstate.write_note(call.cwd, call.note_key, opened)
     return None
 
 
 def _where_opened(call: HookCall) -> tuple[HookCall, dict[str, Any] | None]:
     """The call moved to the folder whose "before" hook opened the session's turn, with its
     note: an agent that `cd`-ed into a nested repository still seals the workspace's turn."""
-    found = hookstate.find_note(call.cwd, call.session)
+    found = hookstate.find_note(call.cwd, call.note_key)
     if found is None:
         return call, None
     note, folder = found
@@ -97,7 +97,7 @@ def _after(call: HookCall) -> str | None:
     if note is None or note.get("handled"):
         return None  # no hook opened a turn in this session: nothing to seal
     if "turn" not in note:
-        hookstate.write_note(call.cwd, call.session, {"handled": True})
+        hookstate.write_note(call.cwd, call.note_key, {"handled": True})
         return (
             "turnback did not record this turn (its snapshot before the turn failed: "
             f"{note.get('error', 'unknown error')}; log: {hookstate.log_path(call.cwd)})"
@@ -141,10 +141,13 @@ def _work(harness: Harness, event: str, raw: bytes, result: dict[str, Any]) -> N
         )
         return
     result["cwd"] = call.cwd
-    if call.phase == "interrupt":
-        result["warning"] = _interrupt(call, event)
-    else:
-        result["warning"] = _before(call) if call.phase == "before" else _after(call)
+    warnings = []
+    for root_call in call.per_root():  # every root of a multi-root workspace, in order
+        if call.phase == "interrupt":
+            warnings.append(_interrupt(root_call, event))
+        else:
+            warnings.append(_before(root_call) if call.phase == "before" else _after(root_call))
+    result["warning"] = "; ".join(w for w in warnings if w) or None
 
 
 def _answer(harness: Harness, event: str, warning: str | None, out: IO[str]) -> None:
