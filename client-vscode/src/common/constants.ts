@@ -22,6 +22,7 @@ export const Commands = {
     redoToHere: 'turnback.redoToHere',
     diffTurn: 'turnback.diffTurn',
     diffFile: 'turnback.diffFile',
+    rescueVersion: 'turnback.rescueVersion',
 } as const;
 
 /** Context keys for `when` clauses. */

@@ -9,6 +9,7 @@ export const Methods = {
     diff: 'snapshot/diff',
     fileContent: 'snapshot/fileContent',
     prune: 'snapshot/prune',
+    rescue: 'snapshot/rescue',
     didChange: 'snapshot/didChange',
 } as const;
 
@@ -100,7 +101,34 @@ export interface ListResult {
     canRedo: boolean;
     /** Absent from servers older than protocol.md "Turns in progress". */
     running?: RunningTurn | null;
+    /** The session's rescued versions, newest first (absent from older servers). */
+    rescued?: RescuedVersion[];
     sessions: SessionInfo[];
+}
+
+/** What a forced restore overwrote, kept in the session (protocol.md "RescuedVersion"). */
+export interface RescuedVersion {
+    id: string;
+    createdAt: string;
+    reason: 'forcedRedo' | 'forcedUndo' | 'replacedByRescue' | 'recoveryKept';
+    files: string[];
+}
+
+export interface RescueParams extends Target {
+    id: string;
+    paths?: string[];
+    force?: boolean;
+    dryRun?: boolean;
+}
+
+export interface RescueResult {
+    session: string;
+    rescued: RescuedVersion;
+    files: RestoredFile[];
+    kept: Skipped[];
+    replaced: RescuedVersion | null;
+    message: string;
+    dryRun: boolean;
 }
 
 export interface CaptureParams extends Target {

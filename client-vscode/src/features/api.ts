@@ -10,6 +10,8 @@ import {
     Methods,
     PruneParams,
     PruneResult,
+    RescueParams,
+    RescueResult,
     RestoreParams,
     RestoreResult,
     Turn,
@@ -74,5 +76,9 @@ export class TurnbackApi {
 
     prune(params: PruneParams): Promise<PruneResult> {
         return this.send(Methods.prune, params);
+    }
+
+    rescue(params: RescueParams): Promise<RescueResult> {
+        return this.send(Methods.rescue, params);
     }
 }

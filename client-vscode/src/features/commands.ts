@@ -8,6 +8,7 @@ import { ServerNotRunningError } from './api';
 import { targetFromParams, TurnbackContext } from './context';
 import { showTurnDiff } from './diffView';
 import { showTurns } from './quickPick';
+import { rescueVersion } from './rescue';
 import { restore } from './restore';
 import { diffNode, redoToHere, undoToHere } from './treeView';
 import { activeCount, plural, turnTitle } from './turns';
@@ -145,6 +146,7 @@ export function registerCommands(ctx: TurnbackContext, hooks: CommandHooks): Dis
         registerCommand(Commands.redoTurn, guarded((arg?: unknown) => redoTurn(ctx, arg))),
         registerCommand(Commands.undoTurns, guarded((arg?: unknown) => undoTurns(ctx, arg))),
         registerCommand(Commands.showTurns, guarded(() => showTurns(ctx))),
+        registerCommand(Commands.rescueVersion, guarded(() => rescueVersion(ctx))),
         registerCommand(
             Commands.showTurnDiff,
             guarded((arg?: unknown) => showTurnDiff(ctx, asRecord(arg) as DiffParams)),

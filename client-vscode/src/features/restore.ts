@@ -146,7 +146,7 @@ function readDisk(file: string): string | undefined {
  * documents: that could discard someone's unsaved text. Documents with unsaved changes are
  * left as they are and returned, so the summary can say so.
  */
-export async function syncEditors(root: string, result: RestoreResult, waitMs = 1500): Promise<TextDocument[]> {
+export async function syncEditors(root: string, result: Pick<RestoreResult, 'files'>, waitMs = 1500): Promise<TextDocument[]> {
     const changed = new Set(result.files.filter((f) => f.action !== 'deleted').map((f) => absolutePath(root, f.path)));
     const open = () => getTextDocuments().filter((d) => d.uri.scheme === 'file' && changed.has(d.uri.fsPath) && !d.isClosed);
     const unsaved = open().filter((d) => d.isDirty);

@@ -1,6 +1,6 @@
 // Every request the extension sends, against the real server, as protocol.md specifies it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DiffResult, FileContentResult, ListResult, RestoreResult, Turn } from '../../src/common/protocol';
+import type { DiffResult, FileContentResult, ListResult, RescueResult, RestoreResult, Turn } from '../../src/common/protocol';
 import { ServerCommands } from '../../src/common/protocol';
 import { fileUri, Repo, Sandbox, TestServer } from './harness';
 
@@ -203,6 +203,24 @@ describe('undo and redo', () => {
         expect(conflict.data).toEqual({ reason: 'conflict', files: ['src/app.py'] });
         await server.request('snapshot/redo', { ...ws, force: true });
         expect(repo.read('src/app.py')).toBe('agent version\n');
+    });
+
+    it('what a forced redo overwrote is a rescued version in the list; snapshot/rescue puts it back', async () => {
+        const { repo, ws } = fresh();
+        await server.request('snapshot/capture', ws);
+        repo.write('src/app.py', 'agent version\n');
+        await server.request('snapshot/undo', ws);
+        repo.write('src/app.py', 'edited after the undo\n');
+        await server.request('snapshot/redo', { ...ws, force: true });
+
+        const list = await server.request<ListResult>('snapshot/list', { ...ws, limit: 1 });
+        const [version] = list.rescued ?? [];
+        expect(version).toMatchObject({ reason: 'forcedRedo', files: ['src/app.py'] });
+        const result = await server.request<RescueResult>('snapshot/rescue', { ...ws, session: list.session, id: version.id });
+        expect(repo.read('src/app.py')).toBe('edited after the undo\n');
+        expect(result.rescued.id).toBe(version.id);
+        expect(result.files).toEqual([{ path: 'src/app.py', action: 'modified' }]);
+        expect(result.replaced).toMatchObject({ reason: 'replacedByRescue', files: ['src/app.py'] });
     });
 });
 
