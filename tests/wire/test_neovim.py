@@ -225,3 +225,34 @@ require("turnback").setup({ cmd = { "/nonexistent/turnback", "serve" } })
     errors = [s["msg"] for s in said if s["level"] >= 4 and "turnback" in s["msg"]]
     assert any("could not start" in m and "/nonexistent/turnback" in m for m in errors), said
     assert any("not running" in m for m in errors), said
+
+
+# Ensures a Neovim user gets back an edit a forced redo overwrote: :TurnbackRescue lists the
+# rescued version (its id, reason and file) and, given the id, puts the edit back on disk
+# and in the open buffer.
+def test_neovim_rescue_puts_back_what_a_forced_redo_overwrote(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", "src/app.py": V1})
+    work = tmp_path / "nvim"
+    work.mkdir()
+    mine = "print('my edit after the undo')\n"
+
+    def on_step(step: dict) -> None:
+        if step["step"] == "error":
+            raise AssertionError(f"the Neovim driver failed: {step['error']}")
+        if step["step"] == "captured":
+            write(repo, "src/app.py", AGENT)
+        elif step["step"] == "undone":
+            assert read(repo, "src/app.py") == V1
+            write(repo, "src/app.py", mine)
+
+    steps, output = run_neovim(repo, work, on_step, scenario="rescue")
+    by_name = {step["step"]: step for step in steps}
+    assert [s["step"] for s in steps] == ["attached", "captured", "undone", "rescued", "stopped"], (
+        f"{steps}\n{output}"
+    )
+    rescued = by_name["rescued"]
+    assert rescued["forced"].startswith("Redid 1 turn"), rescued["forced"]
+    assert " forcedRedo " in rescued["listed"] and rescued["listed"].endswith("src/app.py")
+    assert rescued["said"].startswith("Put back 1 file of rescued version"), rescued["said"]
+    assert rescued["app"] == mine and read(repo, "src/app.py") == mine
+    assert rescued["buffer"] == mine and rescued["modified"] is False

@@ -74,6 +74,21 @@ local function running(tb)
   emit("forced", { said = msg, error = is_error, app = read("src/app.py") })
 end
 
+-- The "rescue" scenario: an undone turn, the user's edit since, a forced redo over it;
+-- :TurnbackRescue lists the overwritten edit and, given its id, puts it back.
+local function rescue(tb, buf)
+  run("TurnbackCapture rescue turn")
+  checkpoint("captured", {}) -- the test plays the agent
+  run("TurnbackUndo")
+  checkpoint("undone", {}) -- the test plays the user, editing the file the turn changed
+  local forced = run("TurnbackRedo!")
+  local listed = run("TurnbackRescue")
+  local id = listed:match("^(%x+)")
+  local put_back = run("TurnbackRescue " .. tostring(id))
+  emit("rescued", { forced = forced, listed = listed, said = put_back, app = read("src/app.py"),
+    buffer = buffer_text(buf), modified = vim.bo[buf].modified })
+end
+
 local function main()
   local tb = require("turnback")
   tb.timeout = 15000
@@ -89,8 +104,9 @@ local function main()
     root = tb.root,
     cwd = vim.fn.getcwd(),
   })
-  if os.getenv("TURNBACK_NVIM_SCENARIO") == "running" then
-    running(tb)
+  local scenario = os.getenv("TURNBACK_NVIM_SCENARIO")
+  if scenario == "running" or scenario == "rescue" then
+    if scenario == "running" then running(tb) else rescue(tb, buf) end
     vim.lsp.stop_client(tb.client_id)
     emit("stopped", { stopped = vim.wait(WAIT_MS, function() return client.is_stopped() end, 20) })
     return

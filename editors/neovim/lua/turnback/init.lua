@@ -4,6 +4,8 @@
 -- Commands: :TurnbackCapture [label]  :TurnbackUndo[!] [count]  :TurnbackRedo[!] [count]
 -- (! forces: over conflicts, and over an agent turn that is still running)
 --           :TurnbackList  :TurnbackDiff [turn]     Lua: require("turnback").undo(2), ...
+--           :TurnbackRescue[!] [id]  lists what forced restores overwrote; with an id, puts
+--           that version's files back (! over unsaved changes in the editor)
 local M = { timeout = 30000 }
 
 -- Attaches a buffer to the server when it shows a file inside the workspace.
@@ -65,6 +67,16 @@ function M.restore(method, count, force)
   return result
 end
 
+-- Puts back a rescued version's files (protocol.md `snapshot/rescue`).
+function M.rescue(id, force)
+  reload()
+  local p = params("id", id)
+  if force then p.force = true end
+  local result = M.request("snapshot/rescue", p)
+  reload()
+  return result
+end
+
 -- What each command does; the string it returns is shown to the user.
 local function number(arg) return arg and (tonumber(arg) or error("not a number: " .. arg, 0)) end
 local function restored(r)
@@ -87,6 +99,15 @@ local commands = {
       table.insert(lines, t.progress == "running" and line .. "  (running)" or line)
     end
     return #lines > 0 and table.concat(lines, "\n") or "No turns yet"
+  end,
+  TurnbackRescue = function(id, bang)
+    if id then return restored(M.rescue(id, bang)) end
+    local lines = {}
+    for _, v in ipairs(M.list().rescued or {}) do
+      local files = table.concat(v.files, ", ")
+      table.insert(lines, ("%s  %-16s  %s  %s"):format(v.id, v.reason, v.createdAt, files))
+    end
+    return #lines > 0 and table.concat(lines, "\n") or "No rescued versions"
   end,
   TurnbackDiff = function(turn) -- opens the turn's diff in a scratch buffer
     local r, lines = M.diff(tonumber(turn) or turn), {}
@@ -125,7 +146,10 @@ function M.setup(opts)
     vim.api.nvim_create_user_command(name, function(o)
       local ok, text = pcall(run, o.args ~= "" and o.args or nil, o.bang)
       vim.notify(tostring(text), ok and vim.log.levels.INFO or vim.log.levels.ERROR)
-    end, { nargs = name == "TurnbackList" and 0 or "?", bang = name:find("do$") ~= nil })
+    end, {
+      nargs = name == "TurnbackList" and 0 or "?",
+      bang = name:find("do$") ~= nil or name == "TurnbackRescue",
+    })
   end
   return M
 end
