@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from itertools import pairwise
 
 import pygit2
 
 from ..core.durability import make_durable
 from ..core.repository import WorkspaceRepo
-from ..core.treeops import entries_at, entry_at, is_dir_in
+from ..core.treeops import entry_at, is_dir_in
 from ..core.worktree import holds_repository
-from ..errors import Busy, Conflict, InvalidParams, RequestFailed, RestoreFailed, StorageFailed
+from ..errors import Busy, Conflict, RestoreFailed, StorageFailed
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
 from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
@@ -27,6 +26,14 @@ from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
+from .batches import (
+    edited_between,
+    left_by_last_undo,
+    redo_step,
+    redo_target_skipped,
+    redo_turns,
+    undo_batch,
+)
 from .leftout import moved_here, moved_left_out, reason_at, unreadable_in
 from .plan import (
     CHANGED_DURING_RESTORE,
@@ -244,10 +251,10 @@ class Restorer:
         """Undoes the newest `options.count` active turns of session `name`."""
         timeline = self.ctx.store.load(name)
         if timeline is not None and options.turn is not None and not timeline.active:
-            self._undo_batch(timeline, options)  # a named turn that is not active: -32602
+            undo_batch(self.ctx, timeline, options)  # a named turn that is not active: -32602
         if not timeline or not timeline.active:
             return _nothing("undo", "Nothing to undo")
-        batch = self._undo_batch(timeline, options)
+        batch = undo_batch(self.ctx, timeline, options)
         oldest, newest = batch[0], batch[-1]
         end = self.ctx.end_tree(timeline, newest)
         snap, paths = self._undo_capture(timeline, batch, end, progress)
@@ -266,8 +273,8 @@ class Restorer:
             "undo",
             oldest.skipped,
             notes.created,
-            self._left_by_last_undo(timeline, newest),
-            self._edited_between(batch, paths),
+            left_by_last_undo(self.ctx, timeline, newest),
+            edited_between(self.ctx, batch, paths),
         )
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left = self._left_out(timeline, oldest, newest, snap if end is None else None)
@@ -287,43 +294,6 @@ class Restorer:
             result.repository_changes = notes.changes
             result.message += notes.message()
         return result
-
-    def _left_by_last_undo(self, timeline: Timeline, newest: TurnRecord) -> LeftByUndo | None:
-        """What the undo of the turns after `newest` replaced, if they are undone, and the
-        state it meant to leave: the paths it kept (a repository they created) still hold
-        the first. Undone one at a time, the second undo took such a file for an edit of
-        the user's; `-n 2` did not."""
-        following = timeline.next_after(newest)
-        if following is None or following.state != UNDONE:
-            return None
-        high = following.batch[1] if following.batch else following.turn
-        last = next((t for t in timeline.turns if t.turn == high), None)
-        if last is None or not last.replaced:
-            return None
-        return LeftByUndo(self.ctx.tree(last.replaced), self.ctx.tree(following.before))
-
-    def _edited_between(self, batch: list[TurnRecord], paths: set[str]) -> frozenset[str]:
-        """The paths of an undo that the user changed between two of its turns: after one
-        was sealed, before the next began. Undone together, the edit would go unnoticed."""
-        edited: set[str] = set()
-        ordered = sorted(paths)
-        for turn, following in pairwise(batch):
-            if not turn.after:
-                continue  # an open turn ends where the next begins: no gap between them
-            ended = entries_at(self.ctx.tree(turn.after), ordered)
-            began = entries_at(self.ctx.tree(following.before), ordered)
-            edited.update(path for path in ordered if ended[path] != began[path])
-        return frozenset(edited)
-
-    def _undo_batch(self, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
-        """The active turns an undo takes back: down to `options.turn`, or the newest count."""
-        active = timeline.active
-        if options.turn is None:
-            return active[-options.count :]
-        target = self.ctx.find_turn(timeline, options.turn)
-        if target.state != ACTIVE:
-            raise InvalidParams("turn", f"turn {target.turn} is not active: nothing to undo")
-        return [t for t in active if t.turn >= target.turn]
 
     def _undo_capture(
         self,
@@ -378,16 +348,16 @@ class Restorer:
         """Redoes the oldest `options.count` undone turns of session `name`."""
         timeline = self.ctx.store.load(name)
         if timeline is not None and options.turn is not None and not timeline.undone:
-            self._redo_turns(timeline, options)  # a named turn that is not undone: -32602
+            redo_turns(self.ctx, timeline, options)  # a named turn that is not undone: -32602
         if not timeline or not timeline.undone:
             return _nothing("redo", "Nothing to redo")
-        turns = self._redo_turns(timeline, options)
-        steps = [self._redo_step(timeline, turn) for turn in turns]
+        turns = redo_turns(self.ctx, timeline, options)
+        steps = [redo_step(self.ctx, timeline, turn) for turn in turns]
         touched = set().union(*(set(step.paths) for step in steps))
         snap = self.ctx.capture_paths(steps[0].expected, touched)
         saved = self.ctx.snapshot_commit(snap, "turnback: state replaced by redo\n")
         plan = self.plan(
-            steps, snap, options, True, "redo", self._redo_target_skipped(timeline, turns[-1])
+            steps, snap, options, True, "redo", redo_target_skipped(timeline, turns[-1])
         )
         if not options.dry_run:
             for turn in turns:
@@ -398,37 +368,6 @@ class Restorer:
                 timeline.add_rescued(saved, FORCED_REDO, plan.conflicts)
             self.apply("redo", timeline, plan, snap, saved, steps[-1].target)
         return self._result("redo", timeline, turns, plan, options.dry_run)
-
-    def _redo_turns(self, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
-        """The undone turns a redo brings back: up to `options.turn`, or the oldest count."""
-        undone = timeline.undone
-        if options.turn is None:
-            return undone[: options.count]
-        target = self.ctx.find_turn(timeline, options.turn)
-        if target.state != UNDONE:
-            raise InvalidParams("turn", f"turn {target.turn} is not undone: nothing to redo")
-        return [t for t in undone if t.turn <= target.turn]
-
-    def _redo_target_skipped(self, timeline: Timeline, last: TurnRecord) -> list[dict[str, str]]:
-        """What the capture of the redo's target state left out: the next turn's "before"
-        capture's; a state an undo replaced kept what it left out, so it names none."""
-        following = timeline.next_after(last)
-        return following.skipped if following is not None and not last.replaced else []
-
-    def _redo_step(self, timeline: Timeline, turn: TurnRecord) -> Step:
-        """Redoing one turn: the files its undo batch changed, back to its end state."""
-        low, high = turn.batch or [turn.turn, turn.turn]
-        expected = self.ctx.tree(turn.before)
-        paths: set[str] = set()
-        for member in timeline.turns:
-            if low <= member.turn <= high:
-                # Undone turns always have a known end state: no scan needed.
-                paths |= self.ctx.turn_changes(timeline, member, expected)
-        following = timeline.next_after(turn)
-        target = turn.replaced or (following.before if following else None)
-        if target is None:  # never restore "nothing" over the work tree
-            raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
-        return Step(paths, expected, self.ctx.tree(target))
 
 
 def _failure_state(failed: RestoreError) -> str:

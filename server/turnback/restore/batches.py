@@ -1,0 +1,91 @@
+"""Which turns an undo or redo takes, and the states between them it must respect.
+
+An undo takes the newest active turns (or those down to a named one), a redo the oldest
+undone ones; each turn's redo goes back to the state its undo replaced. Between two
+turns of one undo, the user may have edited a file after the first was sealed: such an
+edit is the user's, and the undo must not take it for the agent's.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from ..core.treeops import entries_at
+from ..errors import InvalidParams, RequestFailed
+from ..history.context import Context, RestoreOptions
+from ..history.timeline import ACTIVE, UNDONE, Timeline, TurnRecord
+from .plan import LeftByUndo, Step
+
+
+def left_by_last_undo(ctx: Context, timeline: Timeline, newest: TurnRecord) -> LeftByUndo | None:
+    """What the undo of the turns after `newest` replaced, if they are undone, and the
+    state it meant to leave: the paths it kept (a repository they created) still hold
+    the first. Undone one at a time, the second undo took such a file for an edit of
+    the user's; `-n 2` did not."""
+    following = timeline.next_after(newest)
+    if following is None or following.state != UNDONE:
+        return None
+    high = following.batch[1] if following.batch else following.turn
+    last = next((t for t in timeline.turns if t.turn == high), None)
+    if last is None or not last.replaced:
+        return None
+    return LeftByUndo(ctx.tree(last.replaced), ctx.tree(following.before))
+
+
+def edited_between(ctx: Context, batch: list[TurnRecord], paths: set[str]) -> frozenset[str]:
+    """The paths of an undo that the user changed between two of its turns: after one
+    was sealed, before the next began. Undone together, the edit would go unnoticed."""
+    edited: set[str] = set()
+    ordered = sorted(paths)
+    for turn, following in pairwise(batch):
+        if not turn.after:
+            continue  # an open turn ends where the next begins: no gap between them
+        ended = entries_at(ctx.tree(turn.after), ordered)
+        began = entries_at(ctx.tree(following.before), ordered)
+        edited.update(path for path in ordered if ended[path] != began[path])
+    return frozenset(edited)
+
+
+def undo_batch(ctx: Context, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
+    """The active turns an undo takes back: down to `options.turn`, or the newest count."""
+    active = timeline.active
+    if options.turn is None:
+        return active[-options.count :]
+    target = ctx.find_turn(timeline, options.turn)
+    if target.state != ACTIVE:
+        raise InvalidParams("turn", f"turn {target.turn} is not active: nothing to undo")
+    return [t for t in active if t.turn >= target.turn]
+
+
+def redo_turns(ctx: Context, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:
+    """The undone turns a redo brings back: up to `options.turn`, or the oldest count."""
+    undone = timeline.undone
+    if options.turn is None:
+        return undone[: options.count]
+    target = ctx.find_turn(timeline, options.turn)
+    if target.state != UNDONE:
+        raise InvalidParams("turn", f"turn {target.turn} is not undone: nothing to redo")
+    return [t for t in undone if t.turn <= target.turn]
+
+
+def redo_target_skipped(timeline: Timeline, last: TurnRecord) -> list[dict[str, str]]:
+    """What the capture of the redo's target state left out: the next turn's "before"
+    capture's; a state an undo replaced kept what it left out, so it names none."""
+    following = timeline.next_after(last)
+    return following.skipped if following is not None and not last.replaced else []
+
+
+def redo_step(ctx: Context, timeline: Timeline, turn: TurnRecord) -> Step:
+    """Redoing one turn: the files its undo batch changed, back to its end state."""
+    low, high = turn.batch or [turn.turn, turn.turn]
+    expected = ctx.tree(turn.before)
+    paths: set[str] = set()
+    for member in timeline.turns:
+        if low <= member.turn <= high:
+            # Undone turns always have a known end state: no scan needed.
+            paths |= ctx.turn_changes(timeline, member, expected)
+    following = timeline.next_after(turn)
+    target = turn.replaced or (following.before if following else None)
+    if target is None:  # never restore "nothing" over the work tree
+        raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
+    return Step(paths, expected, ctx.tree(target))
