@@ -86,3 +86,23 @@ def test_undo_keeps_a_directory_the_user_added_to(tmp_path: Path):
     assert sorted(f["path"] for f in undone["files"]) == ["b.txt", "x/a"]
     assert (repo / "x/mine").read_text() == "the user's\n" and not (repo / "x/a").exists()
     assert (repo / "b.txt").read_text() == "b\n"
+
+
+# Ensures files dated before 1970 or after 2038 (an archive with bogus times, clock skew)
+# are captured and restored: the index's signed 32-bit seconds once made every capture an
+# internal error, so such a turn could not even be undone.
+def test_files_dated_before_1970_or_after_2038_are_captured_and_undone(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    dates = {"old.txt": -3_600, "future.txt": 2_208_988_800, "far.txt": 7_258_118_400}
+    cli_json(repo, "capture", "--label", "unpack an archive")
+    for rel, when in dates.items():
+        write(repo, rel, f"{rel} from the archive\n")
+        os.utime(repo / rel, (when, when))
+    write(repo, "README.md", "the agent's\n")
+    turn = cli_json(repo, "capture", "--phase", "after")
+    assert {f["path"] for f in cli_json(repo, "diff")["files"]} == {"README.md", *dates}, turn
+    cli_json(repo, "undo")
+    assert (repo / "README.md").read_text() == "hello\n"
+    assert not any((repo / rel).exists() for rel in dates)
+    cli_json(repo, "redo")
+    assert all((repo / rel).read_text() == f"{rel} from the archive\n" for rel in dates)

@@ -16,16 +16,23 @@ import pygit2
 from .pygit2_internals import add_entry, new_entry
 
 _MASK32 = 0xFFFFFFFF
+_NS = 1_000_000_000
+
+
+def _seconds(ns: int) -> int:
+    """A time's whole seconds as the index's signed 32-bit field holds them (libgit2 and git
+    truncate a `time_t` the same way): a file dated before 1970 or after 2038 still fits."""
+    return ((ns // _NS + (1 << 31)) & _MASK32) - (1 << 31)
 
 
 def add_with_stat(
     index: pygit2.Index, path: str, oid: pygit2.Oid, mode: int, st: os.stat_result
 ) -> None:
     entry, _name = new_entry(path, oid, mode)
-    entry.ctime.seconds = int(st.st_ctime) & _MASK32
-    entry.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000
-    entry.mtime.seconds = int(st.st_mtime) & _MASK32
-    entry.mtime.nanoseconds = st.st_mtime_ns % 1_000_000_000
+    entry.ctime.seconds = _seconds(st.st_ctime_ns)
+    entry.ctime.nanoseconds = st.st_ctime_ns % _NS
+    entry.mtime.seconds = _seconds(st.st_mtime_ns)
+    entry.mtime.nanoseconds = st.st_mtime_ns % _NS
     entry.dev = st.st_dev & _MASK32
     entry.ino = st.st_ino & _MASK32
     entry.uid = st.st_uid & _MASK32
