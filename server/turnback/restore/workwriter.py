@@ -223,6 +223,7 @@ class WorkWriter:
                 # A mount point below the root: stage next to the target instead.
                 os.unlink(temp)
                 temp = self._make_temp(parent, entry, data, bits)
+                _keep_owner(temp, existing)
                 os.replace(temp, target)
             self._note(path, stamp_of(os.lstat(target)))
             self.touched.wrote(target)
@@ -245,7 +246,7 @@ class WorkWriter:
                 fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(data)
-                os.chmod(temp, bits)
+                _set_bits(temp, bits)
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)
@@ -352,6 +353,23 @@ def _remove_files(folder: Path, ours: Callable[[str], bool]) -> int:
         except FileNotFoundError:
             pass
     return removed
+
+
+#: What a file system that does not let modes be changed answers a chmod.
+_CHMOD_REFUSED = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP}
+
+
+def _set_bits(temp: Path, bits: int) -> None:
+    """Gives the new file `bits`, unless it has them already. A file system that refuses
+    chmod (a FUSE or bind mount that denies it, vfat for the exec bit) keeps the bits it
+    gives every file: the bytes are put back all the same, where the restore failing on
+    its first file, and its rollback failing the same way, would leave the tree half done."""
+    try:
+        if stat.S_IMODE(os.lstat(temp).st_mode) != bits:
+            os.chmod(temp, bits)
+    except OSError as error:
+        if error.errno not in _CHMOD_REFUSED:
+            raise
 
 
 def _inherit_group(temp: Path, parent: Path) -> None:

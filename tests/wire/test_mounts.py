@@ -1,0 +1,72 @@
+"""Work trees on, or holding, other file systems, mounted for the test as a user has them:
+a tmpfs mounted inside the project, and a FUSE view that refuses chmod (bindfs). Each test
+skips where this process may not mount (not root, no FUSE, no bindfs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from helpers import cli_json, make_repo, write
+
+
+@contextmanager
+def mounted(command: list[str], where: Path) -> Iterator[None]:
+    """`command` mounts something at `where` for the block; skips the test if it cannot."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting needs root")
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount here: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        unmount = ["fusermount", "-u"] if command[0] == "bindfs" else ["umount"]
+        subprocess.run([*unmount, str(where)], capture_output=True, check=False)
+
+
+# Ensures a restore run as root (a dev container) keeps the owner of a file on a mount point
+# inside the work tree, where the writer stages the file next to it (the rename across file
+# systems fails): that path once gave the user's file to root.
+def test_a_file_on_a_mount_inside_the_tree_keeps_its_owner(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "volume").mkdir()
+    with mounted(["mount", "-t", "tmpfs", "tmpfs", str(repo / "volume")], repo / "volume"):
+        write(repo, "volume/data.txt", "the user's\n")
+        os.chown(repo / "volume/data.txt", 1234, 1234)
+        cli_json(repo, "capture", "--label", "turn")
+        write(repo, "volume/data.txt", "the agent's\n")
+        cli_json(repo, "capture", "--phase", "after")
+        cli_json(repo, "undo")
+        assert (repo / "volume/data.txt").read_text() == "the user's\n"
+        st = os.lstat(repo / "volume/data.txt")
+        assert (st.st_uid, st.st_gid) == (1234, 1234)
+
+
+# Ensures undo and redo put the bytes back on a file system that refuses chmod (a FUSE or
+# bind mount that denies it): the restore once failed on its first file, could not roll
+# itself back (the rollback chmods too), and left every later undo failing.
+def test_undo_and_redo_where_the_file_system_refuses_chmod(tmp_path: Path):
+    if shutil.which("bindfs") is None:
+        pytest.skip("bindfs is not installed (apt-get install bindfs)")
+    backing, view = tmp_path / "backing", tmp_path / "view"
+    make_repo(backing / "repo")
+    view.mkdir()
+    with mounted(["bindfs", "--chmod-deny", str(backing), str(view)], view):
+        repo = view / "repo"
+        cli_json(repo, "capture", "--label", "turn")
+        write(repo, "README.md", "the agent's\n")
+        write(repo, "src/new.py", "print('new')\n")
+        cli_json(repo, "capture", "--phase", "after")
+        cli_json(repo, "undo")
+        assert (repo / "README.md").read_text() == "hello\n"
+        assert not (repo / "src/new.py").exists()
+        cli_json(repo, "redo")
+        assert (repo / "README.md").read_text() == "the agent's\n"
+        assert (repo / "src/new.py").read_text() == "print('new')\n"
