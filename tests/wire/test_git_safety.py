@@ -19,6 +19,7 @@ from pytest_lsp import LanguageClient
 
 from helpers import (
     GIT_ENV,
+    SERVER_ENV,
     capture,
     cli_json,
     git,
@@ -550,3 +551,37 @@ def test_dangling_or_malformed_git_file_is_refused(repo: Path, tmp_path: Path):
     done = run_cli(linked, "capture")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "malformed" in done.stderr
+
+
+# Ensures turnback finds the repository git finds: with GIT_CEILING_DIRECTORIES fencing off a
+# dotfiles repository at the home folder, a project below it is a plain folder. turnback
+# took the whole home folder for the project's work tree: its turns held and its undo
+# rewrote files outside the project, and it wrote refs into the dotfiles repository.
+def test_ceiling_directories_fence_off_a_repository_above(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    home = make_repo(tmp_path / "home", {".bashrc": "rc\n", "notes.txt": "v1\n"})
+    project = home / "project"
+    write(project, "app.py", "v1\n")
+    env = {**SERVER_ENV, "GIT_CEILING_DIRECTORIES": str(home)}
+
+    def turnback(*args: str) -> None:
+        done = run_cli(project, *args, env=env)
+        assert done.returncode == 0, done.stderr
+
+    turnback("capture", "--label", "turn")
+    write(project, "app.py", "the agent's\n")
+    turnback("capture", "--phase", "after")
+    write(home, "notes.txt", "v2, the user's, outside the project\n")
+    turnback("undo")
+    assert read(project, "app.py") == "v1\n"
+    assert read(home, "notes.txt") == "v2, the user's, outside the project\n"
+    assert git(home, "for-each-ref", "refs/turnback") == ""
+    assert not (home / ".git" / "turnback").exists()
+    # The hooks' notes and the daemon's location are found the same way (without pygit2).
+    from turnback.daemon.paths import locate
+    from turnback.hooks.hookstate import git_dir
+
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(home))
+    assert git_dir(str(project)) is None
+    assert locate(str(project)).root == str(project.resolve())

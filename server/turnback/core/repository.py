@@ -18,6 +18,7 @@ import platformdirs
 import pygit2
 
 from ..errors import NoWorkspace, StorageFailed
+from .discovery import ceiling_dirs, looked_in
 from .durability import enable_git_fsync
 from .gitpaths import is_utf8
 from .locking import repository_lock
@@ -142,7 +143,7 @@ def _refuse_broken_gitfile(path: Path) -> None:
     """Refuses a folder whose nearest `.git` is a file naming no git directory (one that
     was moved): git says it is not a repository, and a shadow repository would give the
     folder a second timeline beside the one its repository holds."""
-    for folder in (path, *path.parents):
+    for folder in looked_in(path):
         dot_git = folder / ".git"
         if os.path.isdir(dot_git):
             return  # not a repository git can open either: git looks further up too
@@ -190,7 +191,12 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
         raise NoWorkspace(f"Workspace folder does not exist or is not a directory: {path}")
     path = path.resolve()
     try:
-        found = pygit2.discover_repository(str(path))
+        ceiling = ceiling_dirs()
+        found = (
+            pygit2.discover_repository(str(path), False, ceiling)
+            if ceiling
+            else pygit2.discover_repository(str(path))
+        )
     except pygit2.GitError as error:  # a malformed `.git` file
         raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
     if found is None:

@@ -9,6 +9,9 @@ engine agrees before it listens, so a disagreement never serves the wrong tree.
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+from ..core.discovery import looked_in
 
 #: The daemon's private directory under turnback's state directory (mode 0700).
 DAEMON_DIR = "daemon"
@@ -45,8 +48,8 @@ class Location:
 
 def find_git_dir(start: str) -> tuple[str, str] | None:
     """(work tree root, git dir) of the work tree holding `start`, as git finds them."""
-    path = os.path.realpath(start)
-    while True:
+    for folder in looked_in(Path(os.path.realpath(start))):
+        path = str(folder)
         dot = os.path.join(path, ".git")
         if os.path.isdir(dot) and os.path.isfile(os.path.join(dot, "HEAD")):
             return path, dot
@@ -59,10 +62,7 @@ def find_git_dir(start: str) -> tuple[str, str] | None:
             if line.startswith("gitdir:"):
                 target = os.path.join(path, line[len("gitdir:") :].strip())
                 return path, os.path.realpath(target)
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
+    return None
 
 
 def data_dir() -> str:

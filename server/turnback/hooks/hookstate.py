@@ -16,14 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..core.discovery import looked_in
+
 #: The log is for people chasing a failure: keep it bounded.
 _LOG_LIMIT = 1 << 20
 
 
 def git_dir(start: str) -> Path | None:
     """The git directory of the work tree holding `start`, or None outside git."""
-    here = Path(os.path.abspath(start))
-    for folder in (here, *here.parents):
+    for folder in looked_in(Path(os.path.abspath(start))):
         dot_git = folder / ".git"
         try:
             if dot_git.is_dir():
@@ -49,7 +50,7 @@ def working_dir() -> str | None:
 def work_tree(start: str) -> Path:
     """The top of the work tree holding `start` (the folder itself outside git)."""
     here = Path(os.path.abspath(start))
-    for folder in (here, *here.parents):
+    for folder in looked_in(here):
         if (folder / ".git").exists():
             return folder
     return here
