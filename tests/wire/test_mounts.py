@@ -4,6 +4,7 @@ skips where this process may not mount (not root, no FUSE, no bindfs)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_json, make_repo, write
+from helpers import capture, cli_json, make_repo, read, start_server, undo, write
 
 
 @contextmanager
@@ -70,3 +71,27 @@ def test_undo_and_redo_where_the_file_system_refuses_chmod(tmp_path: Path):
         cli_json(repo, "redo")
         assert (repo / "README.md").read_text() == "the agent's\n"
         assert (repo / "src/new.py").read_text() == "print('new')\n"
+
+
+# Ensures a server whose work tree is a FUSE view (bindfs here; sshfs, virtiofs and WSL's
+# 9p drives alike) does not trust inotify, which never hears of an edit made through the
+# other side of the mount: the watcher's capture missed the user's edit, and the undo of
+# the agent's next turn put back a stale copy over it.
+async def test_a_server_on_a_fuse_view_sees_edits_made_from_the_other_side(tmp_path: Path):
+    if shutil.which("bindfs") is None:
+        pytest.skip("bindfs is not installed (apt-get install bindfs)")
+    backing, view = tmp_path / "backing", tmp_path / "view"
+    make_repo(backing / "repo")
+    view.mkdir()
+    with mounted(["bindfs", str(backing), str(view)], view):
+        repo = view / "repo"
+        async with start_server(repo) as client:
+            await capture(client, label="warm-up")
+            await capture(client, phase="after")
+            await asyncio.sleep(1.0)  # a watcher would be set up by now
+            write(backing / "repo", "README.md", "the user's edit, from the other side\n")
+            await capture(client, label="the agent's turn")
+            (repo / "README.md").unlink()
+            await capture(client, phase="after")
+            await undo(client)
+        assert read(repo, "README.md") == "the user's edit, from the other side\n"

@@ -32,3 +32,14 @@ def _load_libc() -> ctypes.CDLL | None:
 def linux_libc() -> ctypes.CDLL | None:
     """The C library for inotify, or None where they must not be used."""
     return None if portable_mode() else _load_libc()
+
+
+def filesystem_type(path: str) -> int | None:
+    """The `f_type` magic number `statfs(2)` gives for `path`'s file system (Linux only)."""
+    libc = linux_libc()
+    if libc is None or not hasattr(libc, "statfs"):
+        return None
+    buffer = ctypes.create_string_buffer(256)  # struct statfs is 120 bytes on 64-bit Linux
+    if libc.statfs(os.fsencode(path), buffer) != 0:
+        return None
+    return ctypes.c_long.from_buffer(buffer).value & 0xFFFFFFFF

@@ -17,7 +17,7 @@ import os
 import struct
 from collections.abc import Callable
 
-from ..core.native import linux_libc
+from ..core.native import filesystem_type, linux_libc
 
 _IN_MODIFY = 0x002
 _IN_ATTRIB = 0x004
@@ -58,6 +58,32 @@ class GaveWay(Exception):
 def available() -> bool:
     """False off Linux and in portable mode: the engine then scans the whole tree."""
     return hasattr(linux_libc(), "inotify_init1")
+
+
+#: File systems whose files another machine or another view may write, which inotify
+#: never hears of: NFS, SMB/CIFS (three magics), 9p (WSL's Windows drives, VM shares),
+#: FUSE (sshfs, bindfs, virtiofs, Docker Desktop's shares), AFS, Ceph, Coda. Trusting the
+#: watcher there would let a capture miss the user's edit, and an undo restore a stale
+#: copy over it: those work trees are scanned whole, as git's fsmonitor refuses them.
+REMOTE_FILE_SYSTEMS = frozenset(
+    {
+        0x6969,
+        0x517B,
+        0xFF534D42,
+        0xFE534D42,
+        0x01021997,
+        0x65735546,
+        0x5346414F,
+        0x00C36400,
+        0x73757245,
+    }
+)
+
+
+def watchable(root: str) -> bool:
+    """Whether every change under `root` passes through this kernel (no remote or FUSE
+    file system at the root), so that inotify hears of it."""
+    return filesystem_type(root) not in REMOTE_FILE_SYSTEMS
 
 
 class Watcher:

@@ -53,7 +53,7 @@ class TreeWatch:
     def start(self, give_way: Callable[[], bool] | None = None) -> bool:
         """Sets the watches up; False where inotify cannot watch this tree. Raises
         `fswatch.GaveWay` once `give_way` says so (asked before each directory)."""
-        if not fswatch.available():
+        if not fswatch.available() or not fswatch.watchable(str(self.ws.root)):
             return False
         user_index = self.scanner.user_index
         private = self.scanner.root.private
