@@ -50,6 +50,19 @@ def _server() -> tuple[LanguageServer, _Writer]:
     return server, writer
 
 
+def test_pygls_keys_open_documents_by_their_decoded_uri():
+    # Open documents are found under an escaped URI (a space, an accent) as pygls keeps them.
+    from lsprotocol import types
+    from pygls.workspace import Workspace
+
+    workspace = Workspace(None)
+    uri = "file:///home/me/my%20project%20%C3%A9/a.py"
+    workspace.put_text_document(types.TextDocumentItem(uri, "python", 1, "x\n"))
+    assert pygls_internals.document_key(uri) in workspace.text_documents
+    assert pygls_internals.open_document(workspace, uri).source == "x\n"
+    assert pygls_internals.open_document(workspace, "file:///home/me/other.py") is None
+
+
 def test_pygls_send_error_answers_any_id():
     """_send_response: an error reaches the client for an id, or for none (an unreadable frame)."""
     server, writer = _server()

@@ -14,10 +14,12 @@ from pytest_lsp import LanguageClient
 from helpers import (
     SERVER_CONFIG,
     edit_unsaved,
+    make_repo,
     open_document,
     open_session,
     read,
     request,
+    start_server,
     to_plain,
     write,
 )
@@ -332,3 +334,24 @@ async def test_timeline_change_requests_lens_refresh(client, repo: Path):
             break
         await asyncio.sleep(0.1)
     assert client.lens_refreshes > 0
+
+
+# Ensures a document under a path its URI escapes (a space, an accent: VS Code escapes both)
+# is the open document it is: its changes were dropped as "not open", so once the editor
+# reloaded the agent's text it had no lenses, "Revert hunk" said it was not open, and undo
+# refused for unsaved changes the editor did not have.
+async def test_documents_under_a_path_the_uri_escapes(tmp_path: Path):
+    repo = make_repo(tmp_path / "my project é", {"src/app.py": ORIGINAL})
+    async with start_server(repo) as client:
+        install_apply_edit(client)
+        uri = open_file(client, repo, "src/app.py")
+        assert "%20" in uri and "%C3%A9" in uri
+        await agent_turn(client, repo, seal=True)
+        edit_unsaved(client, uri, AGENT)  # the editor reloads what the agent wrote
+        lenses = await code_lenses(client, uri)
+        assert [lens.command.title for lens in lenses] == LENS_TITLES * 2
+        revert = next(lens for lens in lenses if lens.command.title == "Revert hunk")
+        assert (await execute(client, revert))["applied"] is True
+        undone = await request(client, "snapshot/undo", {})
+        assert undone["turnsUndone"] == 1
+        assert read(repo, "src/app.py") == ORIGINAL

@@ -59,7 +59,8 @@ class TurnbackServer(LanguageServer):
         self._engines_lock = threading.Lock()
         #: One lock per folder whose engine is being made: only that folder's requests wait.
         self._making: dict[str, threading.Lock] = {}
-        #: Document versions as opened or last saved: a later version holds edits.
+        #: Document versions as opened or last saved, by `document_key`: a later version
+        #: holds edits.
         self.clean_versions: dict[str, int | None] = {}
         self.watcher = TimelineWatcher(self.open_engines, self.timeline_changed)
 
@@ -182,9 +183,9 @@ class TurnbackServer(LanguageServer):
         """
         dirty = set()
         root = engine.ws.root
-        for uri, document in list(self.workspace.text_documents.items()):
-            path = to_fs_path(uri)
-            if not path or self.clean_versions.get(uri) == document.version:
+        for key, document in list(self.workspace.text_documents.items()):
+            path = to_fs_path(document.uri)  # (the key is decoded already: not a URI)
+            if not path or self.clean_versions.get(key) == document.version:
                 continue
             try:
                 rel = relative_path(root, path)  # also through a symlinked folder

@@ -32,7 +32,13 @@ from pygls.exceptions import (
 from pygls.protocol import lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
-from .pygls_internals import CancelHook, mark_shut_down, request_finished, send_error
+from .pygls_internals import (
+    CancelHook,
+    mark_shut_down,
+    open_document,
+    request_finished,
+    send_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +157,7 @@ class TurnbackProtocol(CancelHook):
     ) -> Generator[Any, Any, Any]:
         """A change to a document never opened is dropped (pygls raised KeyError, shown
         to the user as a server error): the server keeps no text it could apply it to."""
-        if self.workspace.text_documents.get(params.text_document.uri) is None:
+        if open_document(self.workspace, params.text_document.uri) is None:
             logger.warning("didChange for a document not open: %s", params.text_document.uri)
             return
         yield from super().lsp_text_document__did_change(params)

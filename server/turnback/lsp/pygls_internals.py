@@ -16,14 +16,28 @@ import asyncio
 import threading
 from concurrent.futures import Future
 from typing import Any
+from urllib.parse import unquote
 
 from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
+from pygls.workspace import TextDocument, Workspace
 
 # ---- the server side ----------------------------------------------------------------------
+
+
+def document_key(uri: str) -> str:
+    """The key pygls keeps an open document under: its URI with %-escapes decoded. Clients
+    escape a space or a non-ASCII letter anywhere in the path (VS Code always does), so a
+    lookup by the URI as sent finds no document there."""
+    return unquote(uri)
+
+
+def open_document(workspace: Workspace, uri: str) -> TextDocument | None:
+    """The open document `uri` names, or None (never a document read from disk)."""
+    return workspace.text_documents.get(document_key(uri))
 
 
 def send_error(protocol: JsonRPCProtocol, msg_id: Any, error: JsonRpcException) -> None:

@@ -23,7 +23,7 @@ from . import codelens
 from .language_server import TurnbackServer, opened_unsaved
 from .params import Params
 from .progress import Progress
-from .pygls_internals import finish_requests
+from .pygls_internals import document_key, finish_requests, open_document
 
 logger = logging.getLogger(__name__)
 
@@ -215,19 +215,19 @@ def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None
     # Opened already unlike the file (a hot-exit buffer VS Code restores, one edited before
     # the server started): unsaved until saved, not clean as of this version.
     unsaved = opened_unsaved(to_fs_path(document.uri), document.text)
-    ls.clean_versions[document.uri] = None if unsaved else document.version
+    ls.clean_versions[document_key(document.uri)] = None if unsaved else document.version
 
 
 @feature(types.TEXT_DOCUMENT_DID_SAVE)
 def on_save(ls: TurnbackServer, params: types.DidSaveTextDocumentParams) -> None:
-    document = ls.workspace.text_documents.get(params.text_document.uri)
+    document = open_document(ls.workspace, params.text_document.uri)
     if document is not None:
-        ls.clean_versions[params.text_document.uri] = document.version
+        ls.clean_versions[document_key(params.text_document.uri)] = document.version
 
 
 @feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: TurnbackServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.clean_versions.pop(params.text_document.uri, None)
+    ls.clean_versions.pop(document_key(params.text_document.uri), None)
 
 
 @feature(types.TEXT_DOCUMENT_CODE_LENS)
@@ -302,7 +302,7 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         except InvalidParams as outside:
             raise InvalidParams("uri", outside.problem) from None
         found = engine.file_baseline(p.string("session"), rel)
-        document = ls.workspace.text_documents.get(uri)
+        document = open_document(ls.workspace, uri)
         if document is None:
             raise InvalidParams("uri", "the document is not open")
         if found is None:
