@@ -219,3 +219,15 @@ def test_folders_nested_too_deep_are_named(repo: Path):
     assert "kept changing" not in stderr and "100 deep" in stderr
     write(repo, ".gitignore", "node_modules/\n")
     assert cli_json(repo, "capture", "--label", "turn")["turn"] == 1
+
+
+# Ensures a plain folder whose path is not UTF-8 gets a clear refusal, not an internal error
+# on every command (pygit2 takes a work tree's path as UTF-8 only); a git repository there
+# works, as the git-safety tests show.
+def test_plain_folder_whose_path_is_not_utf8_is_refused_clearly(tmp_path: Path):
+    folder = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9")))
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    done = run_cli(folder, "capture", "--label", "turn")
+    assert done.returncode == 1, done.stderr  # refused, as a folder that is not one
+    assert "not UTF-8" in done.stderr and "Traceback" not in done.stderr

@@ -8,13 +8,17 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from helpers import capture, cli_json, make_repo, read, start_server, undo, write
+from helpers import capture, cli_json, git, make_repo, read, start_server, undo, write
+
+CASEFS = Path(__file__).parents[1] / "helpers" / "casefs.py"
 
 
 @contextmanager
@@ -95,3 +99,70 @@ async def test_a_server_on_a_fuse_view_sees_edits_made_from_the_other_side(tmp_p
             await capture(client, phase="after")
             await undo(client)
         assert read(repo, "README.md") == "the user's edit, from the other side\n"
+
+
+@contextmanager
+def case_insensitive_view(backing: Path, view: Path) -> Iterator[None]:
+    """`backing` served case-insensitively at `view` (tests/helpers/casefs.py) for the block."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting needs root")
+    try:
+        import fuse  # noqa: F401  (fusepy: it needs libfuse2, which bindfs brings)
+    except (ImportError, OSError) as missing:
+        pytest.skip(f"no FUSE for Python here: {missing}")
+    view.mkdir(exist_ok=True)
+    server = subprocess.Popen([sys.executable, str(CASEFS), str(backing), str(view)])
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.ismount(view):
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.skip("the case-insensitive FUSE view did not mount")
+            time.sleep(0.05)
+        yield
+    finally:
+        subprocess.run(["fusermount", "-u", str(view)], capture_output=True, check=False)
+        server.wait(timeout=10)
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(os.listdir(folder))
+
+
+# Ensures an agent's case-only rename in a plain folder on a case-insensitive file system
+# (WSL's Windows drives, a share) is undone without loss. The shadow repository, made on
+# the user's case-sensitive data folder, compared names case-sensitively: the turn's end
+# held Foo.c and foo.c, one file on disk, and the undo deleted foo.c, that is, the file.
+def test_a_case_only_rename_in_a_plain_folder_on_a_case_insensitive_view(tmp_path: Path):
+    backing, view = tmp_path / "backing", tmp_path / "view"
+    write(backing / "plain", "Foo.c", "int main() {}\n")
+    write(backing / "plain", "other.txt", "other\n")
+    with case_insensitive_view(backing, view):
+        folder = view / "plain"
+        cli_json(folder, "capture", "--label", "rename")
+        os.rename(folder / "Foo.c", folder / "foo.c")
+        cli_json(folder, "capture", "--phase", "after")
+        undone = cli_json(folder, "undo")
+        assert undone["kept"] == []  # one file, one name: as git sees it there
+        [name] = [n for n in _names(folder) if n.lower() == "foo.c"]
+        assert (folder / name).read_text() == "int main() {}\n"
+        cli_json(folder, "redo")
+        assert (folder / "foo.c").read_text() == "int main() {}\n"
+
+
+# Ensures a restore never deletes a name that is the same file as one it keeps: a git
+# repository that says `core.ignorecase=false` on a case-insensitive file system (cloned on
+# Linux, then opened from a Windows drive) captures an agent's `mv Foo.c foo.c` as a new
+# foo.c beside Foo.c; the undo keeps foo.c, naming Foo.c, instead of deleting the file.
+def test_undo_never_deletes_another_name_of_a_file_it_keeps(tmp_path: Path):
+    backing, view = tmp_path / "backing", tmp_path / "view"
+    make_repo(backing / "repo", {"Foo.c": "int main() {}\n", "README.md": "hello\n"})
+    git(backing / "repo", "config", "core.ignorecase", "false")
+    with case_insensitive_view(backing, view):
+        repo = view / "repo"
+        cli_json(repo, "capture", "--label", "rename")
+        os.rename(repo / "Foo.c", repo / "foo.c")
+        cli_json(repo, "capture", "--phase", "after")
+        undone = cli_json(repo, "undo")
+        [name] = [n for n in _names(repo) if n.lower() == "foo.c"]
+        assert (repo / name).read_text() == "int main() {}\n"
+        assert {"path": "foo.c", "reason": "sameFile", "by": "Foo.c"} in undone["kept"]

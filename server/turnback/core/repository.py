@@ -26,6 +26,7 @@ from .memory import bound_libgit2_memory
 from .objectwrites import written
 from .pygit2_internals import use_empty_index
 from .sharedperms import share_object_folders, shared_folder_bits
+from .worktree import folds_case
 
 #: Overrides the per-user data directory (tests, portable installs).
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"
@@ -112,6 +113,11 @@ def _shadow_holds_turns(folder: Path) -> bool:
 
 
 def _shadow_repo(folder: Path) -> WorkspaceRepo:
+    if not is_utf8(str(folder)):  # pygit2 takes a work tree's path as UTF-8 only
+        raise NoWorkspace(
+            "cannot snapshot a plain folder whose path is not UTF-8 (a git "
+            f"repository there would do): {os.fsencode(folder)!r}"
+        )
     home = _shadow_home(folder)
     git_dir = home / "repo.git"
     try:
@@ -122,6 +128,7 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
             else:
                 repo = written(lambda: pygit2.init_repository(str(git_dir), bare=True), str(home))
                 (home / "workdir").write_text(str(folder) + "\n", errors="surrogateescape")
+            _fold_case_as_the_folder(repo, folder)
     except OSError as error:  # a full disk, a data folder the user may not write
         raise StorageFailed.from_os_error(error) from error
     except pygit2.GitError as error:
@@ -137,6 +144,20 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
         lock_path=home / "lock",
         user_index_path=None,
     )
+
+
+def _fold_case_as_the_folder(repo: pygit2.Repository, folder: Path) -> None:
+    """`core.ignorecase` as the folder's file system has it, not the data folder's, where
+    libgit2 made the shadow: on a case-insensitive folder (WSL's Windows drives, a share)
+    an agent's `mv Foo.c foo.c` was captured as two files, one file on disk, and the
+    undo deleted `foo.c`, which was `Foo.c`. git sets it so in a repository it makes."""
+    folds = folds_case(folder)
+    try:
+        current = repo.config.get_bool("core.ignorecase")
+    except (KeyError, pygit2.GitError):
+        current = False
+    if current != folds:
+        repo.config["core.ignorecase"] = folds
 
 
 def _refuse_broken_gitfile(path: Path) -> None:

@@ -81,3 +81,27 @@ def check_path(path: str) -> list[str]:
         if part in ("", ".", "..") or part.lower() == ".git":
             raise UnsafePath(path)
     return parts
+
+
+def folds_case(folder: Path) -> bool:
+    """Whether the file system at `folder` takes names that differ only in letter case for
+    one name (macOS and Windows by default, WSL's Windows drives, many shares), told
+    without writing there: the first name in it with letters, its case swapped, names the
+    same file; a file system that tells cases apart has no file by that name, or another."""
+    try:
+        with os.scandir(folder) as entries:
+            name = next((e.name for e in entries if e.name.swapcase() != e.name), None)
+    except OSError:
+        name = None
+    real, swapped = (
+        (folder / name, folder / name.swapcase())
+        if name is not None
+        else (folder, folder.parent / folder.name.swapcase())
+    )
+    if real == swapped:
+        return False  # no letters to swap anywhere: as good as case-sensitive
+    try:
+        one, other = os.lstat(real), os.lstat(swapped)
+    except OSError:
+        return False
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)

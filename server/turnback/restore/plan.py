@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -24,6 +25,8 @@ from .workwriter import ATTEMPTED, ChangedMeanwhile, WorkWriter
 
 #: A kept reason: the user changed the file after the restore saved it, before it wrote.
 CHANGED_DURING_RESTORE = "changedDuringRestore"
+#: A kept reason: the path is another name of a file the restore keeps (`by` names it).
+SAME_FILE = "sameFile"
 
 MODIFIED = "modified"
 CREATED = "created"
@@ -132,6 +135,11 @@ def make_plan(
         if on_disk and target is None and (left_out := left_out_of_target(path)):
             plan.kept.append(KeptFile(path, left_out))
             continue
+        if on_disk and target is None and (kept := _kept_spelling(root, path, moves, current)):
+            # One file under two names on a case-insensitive file system: deleting one
+            # name would delete the file the other keeps.
+            plan.kept.append(KeptFile(path, SAME_FILE, kept))
+            continue
         if on_disk and target is not None and (ignored(path) or target_ignored(path)):
             # (A deletion asked `left_out_of_target`, whose rules cover both.)
             plan.kept.append(KeptFile(path, "ignored"))
@@ -159,6 +167,48 @@ def make_plan(
         else:
             plan.actions.append(FileAction(path, MODIFIED))
     return plan
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _kept_spelling(
+    root: str, path: str, moves: dict[str, tuple[Entry | None, Entry | None]], current: pygit2.Tree
+) -> str | None:
+    """Another spelling of `path` (its letter case, or its Unicode normalization) that the
+    saved state holds, that the restore keeps, and that names the same file on disk as
+    `path`: on a file system that takes both names for one (macOS, Windows, WSL's Windows
+    drives), deleting `path` would delete that file. None otherwise (the common case costs
+    one tree lookup)."""
+    parent, _, name = path.rpartition("/")
+    try:
+        folder = current[parent] if parent else current
+    except KeyError:
+        return None
+    if not isinstance(folder, pygit2.Tree):
+        return None
+    folded = _fold(name)
+    spellings = [e.name for e in folder if e.name != name and _fold(e.name) == folded]
+    if not spellings:
+        return None
+    try:
+        here = os.lstat(os.path.join(root, path))
+        listed = set(os.listdir(os.path.join(root, parent) if parent else root))
+    except OSError:
+        return None
+    for other in spellings:
+        rel = f"{parent}/{other}" if parent else other
+        keeps = moves[rel][1] if rel in moves else entry_at(current, rel)
+        if keeps is None or (name in listed and other in listed):
+            continue  # deleted too, or two files (hard links) that a deletion tells apart
+        try:
+            there = os.lstat(os.path.join(root, rel))
+        except OSError:
+            continue
+        if (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino):
+            return rel
+    return None
 
 
 def _blocking_parent(
