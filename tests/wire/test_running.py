@@ -5,6 +5,7 @@ interrupted turns (no Stop) undo and redo like sealed ones."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -290,3 +291,51 @@ def test_an_abandoned_turn_of_another_session_never_refuses(repo: Path):
     cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
     assert cli_ok(repo, "undo", "--session", "mine")["turnsUndone"] == 1
     assert read(repo, "src/agent.py") == "x = 1\n"
+
+
+def claude_hook(root: Path, session_id: str, event: str, transcript: Path) -> None:
+    """`turnback hook claude-code EVENT` for another conversation, naming its transcript."""
+    payload = {
+        "session_id": session_id,
+        "transcript_path": str(transcript),
+        "cwd": str(root),
+        "hook_event_name": event,
+        "prompt": f"task {session_id}",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "turnback", "hook", "claude-code", event],
+        cwd=root,
+        env=SERVER_ENV,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+
+
+# Proves an undo in one conversation is refused while another conversation's agent, whose
+# turn began first, still runs (its transcript is still being written): the undo reverted
+# that agent's edits under its feet, and once this conversation's next prompt dropped the
+# redo, that agent's edit was in no snapshot at all.
+def test_an_older_running_turn_of_another_conversation_refuses(repo: Path, tmp_path: Path):
+    transcript_a, transcript_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    claude_hook(repo, "A", "UserPromptSubmit", transcript_a)
+    transcript_a.write_text("{}\n")
+    claude_hook(repo, "B", "UserPromptSubmit", transcript_b)
+    write(repo, "src/b.py", "by B\n")
+    write(repo, "src/app.py", "print('by A, still running')\n")
+    transcript_a.write_text("{}\n{}\n")  # A's conversation goes on
+    claude_hook(repo, "B", "Stop", transcript_b)
+
+    refused = cli(repo, "undo", "--session", "claude-code:B", "--json")
+    assert refused.returncode == EXIT_FAILED, refused.stdout
+    error = json.loads(refused.stdout)["error"]
+    assert (error["data"]["reason"], error["data"]["session"]) == ("turnRunning", "claude-code:A")
+    assert read(repo, "src/app.py") == "print('by A, still running')\n"
+    # The same turn, its transcript quiet for longer than the quiet period: an abandoned
+    # conversation, which no longer holds this one's undo back.
+    old = time.time() - 300
+    os.utime(transcript_a, (old, old))
+    assert cli_ok(repo, "undo", "--session", "claude-code:B", quiet=60)["turnsUndone"] == 1

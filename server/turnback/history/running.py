@@ -26,7 +26,16 @@ import pygit2
 from ..core.treeops import changed_paths
 from ..errors import Reason, RequestFailed
 from ..results import RunningTurn, Turn
-from .timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339, rfc3339
+from .timeline import (
+    ACTIVE,
+    OPEN_TRANSCRIPT,
+    UNDONE,
+    Timeline,
+    TurnRecord,
+    now_rfc3339,
+    open_transcript,
+    rfc3339,
+)
 
 if TYPE_CHECKING:
     from .context import Context, RestoreOptions
@@ -250,20 +259,29 @@ def _guard_others(
 
     Snapshots hold the whole work tree, so the states a restore writes hold what that
     agent wrote meanwhile, or lack what it is writing now: an undo deleted the file a
-    running Codex turn had just made (two agents in one repository). Only a turn opened
-    since this session's newest turn began counts: one opened before it (a conversation
-    killed long ago, never sealed) would look running whenever this session's own agent
-    writes, and block its undo for good; and those sessions are never read."""
+    running Codex turn had just made (two agents in one repository). A turn opened since
+    this session's newest turn began counts; so does an older one whose harness's
+    transcript is still being written (`written_lately`). Any other older one (a
+    conversation killed long ago, never sealed) would look running whenever this
+    session's own agent writes, and hold its undo back; sessions never captured since
+    are not even read."""
     since = timeline.turns[-1].created_at
+    quiet = ctx.settings.turn_quiet_period
     for header in ctx.store.headers():
         other = header["session"]
-        if other == timeline.session or str(header.get("lastCaptureAt") or "") < since:
+        if other == timeline.session:
+            continue
+        older = str(header.get("lastCaptureAt") or "") < since
+        if older and not written_lately(header.get(OPEN_TRANSCRIPT), quiet):
             continue
         try:
             theirs = ctx.store.load(other)
         except RequestFailed:
             continue  # a damaged timeline: its own commands say so
-        if theirs is None or not theirs.active or theirs.active[-1].created_at < since:
+        if theirs is None or not theirs.active:
+            continue
+        newest = theirs.active[-1]
+        if newest.created_at < since and not written_lately(open_transcript(newest), quiet):
             continue
         progress = TurnProgress(ctx, theirs, now)
         newest = theirs.active[-1]
@@ -271,6 +289,17 @@ def _guard_others(
         now = progress.known_now
         if activity is not None and activity.running:
             raise TurnRunning(newest, activity, other, operation, elsewhere=True)
+
+
+def written_lately(path: object, quiet_period: int) -> bool:
+    """Whether the file at `path` changed within the quiet period: a harness still writing
+    its transcript still runs its agent, though its turn began before this session's."""
+    if not isinstance(path, str) or not path:
+        return False
+    try:
+        return time.time() - os.stat(path).st_mtime < quiet_period
+    except (OSError, ValueError):
+        return False
 
 
 def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:

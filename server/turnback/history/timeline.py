@@ -27,6 +27,8 @@ from . import timeline_objects
 
 ACTIVE = "active"
 UNDONE = "undone"
+#: The header's field for the transcript of a session's turn still open (`open_transcript`).
+OPEN_TRANSCRIPT = "openTranscript"
 DEFAULT_SESSION = "default"
 #: Session names become ref components: bounded, and encoded so any string is safe.
 MAX_SESSION_LENGTH = 200
@@ -62,6 +64,16 @@ def signature() -> pygit2.Signature:
 
 def encode_session(session: str) -> str:
     return "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in session)
+
+
+def open_transcript(turn: TurnRecord) -> str | None:
+    """The transcript of the conversation an unsealed harness turn belongs to, if it names
+    one: Claude Code and Codex append to it as the turn goes on."""
+    metadata = turn.metadata if isinstance(turn.metadata, dict) else {}
+    transcript, harness = metadata.get("transcriptPath"), metadata.get("harness")
+    if turn.sealed or not isinstance(harness, str) or not harness:
+        return None
+    return transcript if isinstance(transcript, str) and transcript else None
 
 
 @dataclass
@@ -205,7 +217,14 @@ class Timeline:
             "lastCaptureAt": self.last_capture_at,
             "rescued": [asdict(r) for r in self.rescued],
             "turnCount": len(self.turns),
+            OPEN_TRANSCRIPT: self._open_transcript(),
         }
+
+    def _open_transcript(self) -> str | None:
+        """The newest turn's `open_transcript`: another session's undo reads it from the
+        header alone, without loading this timeline (history/running.py)."""
+        newest = self.turns[-1] if self.turns else None
+        return open_transcript(newest) if newest is not None and newest.state == ACTIVE else None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Timeline:
