@@ -385,6 +385,10 @@ def test_after_without_before_and_bad_input(repo: Path):
     unknown = run_hook(repo, "no-such-agent", "Stop", after)
     assert (unknown.returncode, unknown.stdout) == (0, "")
     assert "unknown harness" in hook_log(repo)
+    deep = '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}"  # nested past Python's stack
+    done = run_hook(repo, "claude-code", "Stop", deep)
+    assert done.returncode == 0 and "stdin is not a JSON object" in done.stdout
+    assert "internal error" not in hook_log(repo)
 
 
 # Proves a hook exits 0 with nothing on stderr but one line, however its process is set

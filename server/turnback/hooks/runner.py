@@ -130,7 +130,7 @@ def _work(harness: Harness, event: str, raw: bytes, result: dict[str, Any]) -> N
     """Maps the payload and captures; leaves the warning (or None) in `result`."""
     try:
         payload = json.loads(raw) if raw.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past Python's stack: no payload either)
         payload = None
     try:
         call = map_payload(harness, event, payload)
