@@ -176,3 +176,20 @@ def test_folder_made_unreadable_by_the_turn_is_left_alone(tmp_path: Path):
     assert read(repo, "closed/c.txt") == "tracked\n"
     assert read(repo, "a.txt") == "agent\n"
     assert git(repo, "status", "--porcelain") == " M a.txt\n"
+
+
+# Ensures a tracked file the agent made unreadable fails the capture with words naming the
+# file and the permissions, not "files kept changing" after three retries (libgit2's
+# refusal to read it was taken for a file changing under it).
+def test_tracked_file_made_unreadable_is_a_permission_error(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "b.txt": "b\n"})
+    assert run_as_user(repo, "capture", "--label", "turn").returncode == 0
+    write(repo, "b.txt", "agent\n")
+    os.chmod(repo / "a.txt", 0)
+    try:
+        done = run_as_user(repo, "capture", "--phase", "after")
+    finally:
+        os.chmod(repo / "a.txt", 0o644)
+    assert done.returncode == 1
+    assert "Permission denied" in done.stderr and "a.txt" in done.stderr
+    assert "kept changing" not in done.stderr

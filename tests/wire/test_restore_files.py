@@ -106,3 +106,21 @@ def test_files_dated_before_1970_or_after_2038_are_captured_and_undone(tmp_path:
     assert not any((repo / rel).exists() for rel in dates)
     cli_json(repo, "redo")
     assert all((repo / rel).read_text() == f"{rel} from the archive\n" for rel in dates)
+
+
+# Ensures a file named as Windows or macOS would take `.git` (`git~1`, `.git.`), which git
+# refuses to keep, is reported and left alone: it made every capture fail ("files kept
+# changing"), so the agent's turn around it could be neither sealed nor undone.
+def test_names_git_refuses_are_reported_and_the_turn_still_undoes(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "README.md", "the agent's\n")
+    for name in ("git~1", "sub/.git."):
+        write(repo, name, "x\n")
+    after = cli_json(repo, "capture", "--phase", "after")
+    reported = {(s["path"], s["reason"]) for s in after["skipped"]}
+    assert reported == {("git~1", "invalidPath"), ("sub/.git.", "invalidPath")}
+    undone = cli_json(repo, "undo")
+    assert (repo / "README.md").read_text() == "hello\n"
+    assert {"path": "git~1", "reason": "invalidPath"} in undone["kept"]
+    assert (repo / "git~1").read_text() == "x\n"

@@ -25,6 +25,11 @@ def _seconds(ns: int) -> int:
     return ((ns // _NS + (1 << 31)) & _MASK32) - (1 << 31)
 
 
+class InvalidPath(ValueError):
+    """A name git refuses to keep in an index (`git~1`, `.git.`, `.GIT `: names Windows or
+    macOS would take for `.git`); `git add` refuses it the same way."""
+
+
 def add_with_stat(
     index: pygit2.Index, path: str, oid: pygit2.Oid, mode: int, st: os.stat_result
 ) -> None:
@@ -38,4 +43,9 @@ def add_with_stat(
     entry.uid = st.st_uid & _MASK32
     entry.gid = st.st_gid & _MASK32
     entry.file_size = st.st_size & _MASK32
-    add_entry(index, entry)
+    try:
+        add_entry(index, entry)
+    except pygit2.GitError as error:
+        if str(error).startswith("invalid path"):
+            raise InvalidPath(path) from None
+        raise

@@ -29,7 +29,7 @@ from ..core.objectbatch import LOOSE_UP_TO
 from ..core.rawhash import file_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
-from ..core.statcache import add_with_stat
+from ..core.statcache import InvalidPath, add_with_stat
 from ..core.treeops import Entry, tree_with
 from ..core.worktree import Stamp, under_real_dirs
 from ..errors import Cancelled, StorageFailed, WorkspaceTooLarge
@@ -45,6 +45,7 @@ from .scanhandles import ScanHandles
 from .stalestat import refresh_stale
 from .untracked import (
     IGNORED,
+    INVALID_PATH,
     NESTED_REPOSITORY,
     SPECIAL_FILE,
     SUBMODULE,
@@ -166,6 +167,11 @@ class Scanner:
                 raise unreadable_index(error) from None
             if "nesting too deep" in str(error):
                 raise too_deep(self.ws.root, str(error)) from None  # the same every time
+            if "Permission denied" in str(error):  # a file made unreadable: not a change
+                raise StorageFailed(
+                    f"The file system refused what turnback needed: {error}. What turnback "
+                    "recorded before is intact; fix the permissions, then try again."
+                ) from None
             if "not found" not in str(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
@@ -311,7 +317,11 @@ class Scanner:
                     continue
                 oid, st = read
                 batch.held_blob(oid, st.st_size)
-                add_with_stat(index, path, oid, file_mode(st), st)
+                try:
+                    add_with_stat(index, path, oid, file_mode(st), st)
+                except InvalidPath:
+                    skipped[path] = Skipped(path, INVALID_PATH)
+                    continue
                 if batch.over_limit():
                     batch.commit()
             check_cancel()
@@ -439,7 +449,11 @@ class Scanner:
                 oid, st = read
                 batch.held_blob(oid, st.st_size)
                 entry = Entry(str(oid), file_mode(st))
-                add_with_stat(index, path, oid, entry.mode, st)
+                try:
+                    add_with_stat(index, path, oid, entry.mode, st)
+                except InvalidPath:
+                    skipped[path] = Skipped(path, INVALID_PATH)
+                    continue
                 changes[path] = entry
                 if batch.over_limit():
                     batch.commit()

@@ -33,6 +33,8 @@ SUBMODULE = "submodule"
 #: A directory (or a path below one) turnback may not list: what is there is not known,
 #: so a restore neither writes nor deletes anything there.
 UNREADABLE = "unreadable"
+#: A name git refuses to keep (`git~1`, `.git.`: another name of `.git` on Windows or macOS).
+INVALID_PATH = "invalidPath"
 
 
 def is_special(st: os.stat_result) -> bool:
