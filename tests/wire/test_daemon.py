@@ -31,6 +31,7 @@ from helpers import (
     write,
 )
 from turnback.daemon import client
+from turnback.daemon.paths import SOCKET_NAME
 
 DAEMON_ENV = {**SERVER_ENV, "TURNBACK_DAEMON": "on"}
 
@@ -178,7 +179,7 @@ def test_client_side_imports_nothing_heavy(repo: Path, stop_daemons):
 def test_socket_of_another_user_is_refused(repo: Path, stop_daemons):
     start_daemon(repo)
     daemon = wait_warm(repo)
-    sock = daemon_dir(repo) / "sock"
+    sock = daemon_dir(repo) / SOCKET_NAME
     assert sock.stat().st_mode & 0o777 == 0o600
     assert daemon_dir(repo).stat().st_mode & 0o777 == 0o700
     os.chown(sock, 65534, 65534)
@@ -197,7 +198,7 @@ def test_socket_of_another_user_is_refused(repo: Path, stop_daemons):
 def test_stale_socket_is_replaced(repo: Path, stop_daemons):
     daemon_dir(repo).mkdir(parents=True, mode=0o700)
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stale.bind(str(daemon_dir(repo) / "sock"))
+    stale.bind(str(daemon_dir(repo) / SOCKET_NAME))
     stale.close()  # the file stays; nobody listens
     pid, first, _ = capture(repo, "--label", "one")
     assert first["turn"] == 1
@@ -216,7 +217,7 @@ def test_idle_exit(repo: Path, stop_daemons):
     assert served(repo, pid)
     assert process.wait(timeout=30) == 0
     assert "idle for 1 s: exiting" in daemon_log(repo)
-    assert not (daemon_dir(repo) / "sock").exists()
+    assert not (daemon_dir(repo) / SOCKET_NAME).exists()
 
 
 # Proves a daemon whose state was deleted (`rm -rf .git/turnback`: its socket and lock file
@@ -320,7 +321,7 @@ async def test_editor_server_daemon_and_cli_at_once(repo: Path, stop_daemons):
 def test_daemon_refuses_another_uid(repo: Path, stop_daemons):
     start_daemon(repo)
     wait_warm(repo)
-    sock = daemon_dir(repo) / "sock"
+    sock = daemon_dir(repo) / SOCKET_NAME
     public = Path(tempfile.mkdtemp(prefix="turnback-peer-"))  # a path uid 65534 can walk
     public.chmod(0o755)
     try:
@@ -411,7 +412,7 @@ def test_socket_protocol(repo: Path, stop_daemons):
     first, second = (socket.socket(socket.AF_UNIX) for _ in range(2))
     for sock in (first, second):
         sock.settimeout(30)
-        sock.connect(str(daemon_dir(repo) / "sock"))
+        sock.connect(str(daemon_dir(repo) / SOCKET_NAME))
     _send(first, b"{not json")
     _send(first, b'{"jsonrpc": "2.0", "id": 7, "method": "shutdown"}')
     _send(second, b'{"jsonrpc": "2.0", "id": 1, "method": "snapshot/list", "params": {"limit": 0}}')
@@ -442,7 +443,7 @@ def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemo
     try:
         hook = socket.socket(socket.AF_UNIX)
         hook.settimeout(30)
-        hook.connect(str(daemon_dir(repo) / "sock"))
+        hook.connect(str(daemon_dir(repo) / SOCKET_NAME))
         request = {"jsonrpc": "2.0", "id": 1, "method": "snapshot/capture", "params": {}}
         _send(hook, json.dumps(request).encode())
         wait_for(lambda: "snapshot/capture from pid" in daemon_log(repo), what="the request")
@@ -460,11 +461,30 @@ def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemo
 # and the daemon serves, instead of crashing at every start while hooks fall back.
 def test_directory_in_the_sockets_place(repo: Path, stop_daemons):
     cli_json(repo, "capture", "--label", "warm")
-    in_the_way = daemon_dir(repo) / "sock"
-    write(repo, ".git/turnback/daemon/sock/kept.txt", "someone's\n")
+    in_the_way = daemon_dir(repo) / SOCKET_NAME
+    write(repo, f".git/turnback/daemon/{SOCKET_NAME}/kept.txt", "someone's\n")
     start_daemon(repo)
     wait_warm(repo)
     pid, turn, _err = capture(repo, "--label", "through the daemon")
     assert served(repo, pid) and turn["turn"] == 2
-    [aside] = daemon_dir(repo).glob("sock.in-the-way-*")
+    [aside] = daemon_dir(repo).glob(f"{SOCKET_NAME}.in-the-way-*")
     assert (aside / "kept.txt").read_text() == "someone's\n" and in_the_way.is_socket()
+
+
+# Proves a daemon of another turnback version (one left running across an upgrade) serves
+# no client of this version: it kept serving the new CLI and hooks with the old code for as
+# long as they came within its idle timeout. The capture runs in process instead.
+def test_a_daemon_of_another_version_serves_no_client(repo: Path, tmp_path: Path, stop_daemons):
+    import turnback
+
+    older = tmp_path / "older"
+    shutil.copytree(Path(turnback.__file__).parent, older / "turnback")
+    init = older / "turnback" / "__init__.py"
+    init.write_text(init.read_text().replace(turnback.__version__, "0.0.1"))
+    start_daemon(repo, PYTHONPATH=str(older))
+    wait_warm(repo)
+    assert (daemon_dir(repo) / "sock-0.0.1").is_socket()
+    write(repo, "src/app.py", "print('agent')\n")
+    no_start = {**DAEMON_ENV, "TURNBACK_DAEMON": "no-start"}  # (none left behind by the test)
+    pid, turn, _err = capture(repo, "--label", "after the upgrade", env=no_start)
+    assert turn["turn"] == 1 and not served(repo, pid)

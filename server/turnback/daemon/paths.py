@@ -11,10 +11,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import __version__
 from ..core.discovery import looked_in
 
 #: The daemon's private directory under turnback's state directory (mode 0700).
 DAEMON_DIR = "daemon"
+#: The socket's name carries the version: a client talks only to a daemon of its own
+#: version. An older daemon left running after an upgrade served the new CLI and hooks
+#: with the old code; unheard from, it now exits when idle, and the next hook starts a
+#: new one (meanwhile, hooks capture in their own process).
+SOCKET_NAME = f"sock-{__version__}"
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"  # the same variable as repository.DATA_DIR_ENV
 #: sockaddr_un holds 108 bytes; longer socket paths go through /proc/self/fd.
 _SUN_PATH_MAX = 100
@@ -35,7 +41,7 @@ class Location:
 
     @property
     def socket(self) -> str:
-        return os.path.join(self.dir, "sock")
+        return os.path.join(self.dir, SOCKET_NAME)
 
     @property
     def lock(self) -> str:
