@@ -292,6 +292,7 @@ const LIB_BEFORE = "def version():\n    return '1.0'\n";
 const LIB_AGENT = "def version():\n    return '2.0'\n";
 const APP_RUNNING = "def greet(name):\n    return 'HELLO ' + name.upper()\n";
 const MANUAL_EDIT = "# my own edit, made after the agent's turn\ndef greet(name):\n    return 'hi ' + name\n";
+const LATER_EDIT = "# a later edit of mine\n";
 
 // ---------------------------------------------------------------------------------------------
 // The browser side
@@ -834,6 +835,26 @@ async function main() {
         await expectEditorShows(page, MANUAL_EDIT, 'the manual edit after redo');
         await shot(page, '09-redo-after-overwrite.png');
         await checkNoErrorToasts(page);
+    });
+
+    await step('a later edit, then Put Back a Rescued Version…: the edit the forced undo overwrote is back', async () => {
+        await clearToasts(page);
+        fs.writeFileSync(app, LATER_EDIT);
+        await expectEditorShows(page, LATER_EDIT, 'the later edit (reloaded from disk)');
+        await runCommand(page, 'turnback: Put Back a Rescued Version…');
+        const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+        const text = await until(
+            async () => (await rows.allInnerTexts()).find((t) => t.includes('src/app.py')),
+            'the rescued versions quick pick has no row for src/app.py',
+        );
+        check(text.replace(/\s+/g, ' ').includes('overwritten by a forced undo'), `unexpected rescued version row: ${text}`);
+        await shot(page, '09b-rescued-versions.png');
+        await rows.filter({ hasText: 'src/app.py' }).first().click();
+        await untilFiles({ app, greeting, helpers }, [MANUAL_EDIT, GREETING_AGENT, undefined], 'the put-back did not bring back the manual edit');
+        await waitForToast(page, /Put back 1 file of rescued version/, '"Put back 1 file ..." after the put-back');
+        await expectEditorShows(page, MANUAL_EDIT, 'the manual edit after the put-back');
+        await checkNoErrorToasts(page);
+        await clearAllNotifications(page);
     });
 
     // Issue 15: an undo never lands in the middle of a running agent turn.

@@ -36,7 +36,7 @@ export function rescuePickItems(versions: readonly RescuedVersion[], now: number
         description: [REASONS[version.reason] ?? version.reason, version.createdAt ? formatAge(version.createdAt, now) : '']
             .filter((part) => part)
             .join(' · '),
-        detail: version.files.join(', '),
+        detail: version.files.length > 1 ? version.files.join(', ') : undefined,
         version,
     }));
 }
