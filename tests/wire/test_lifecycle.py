@@ -198,3 +198,31 @@ def test_revert_hunk_without_apply_edit(repo: Path):
     finally:
         if raw.alive():
             raw.proc.kill()
+
+
+# Ensures `exit` while a capture still runs ends the process quietly, with the exit code
+# the specification gives, alone or right behind `shutdown` (a client stops waiting for a
+# slow shutdown): the capture's cancelled answer to the closed stdout failed, its error
+# report failed the same way, and so on, megabytes of stderr a second, and some processes
+# never ended.
+@pytest.mark.parametrize("after_shutdown", [False, True], ids=["exit-alone", "shutdown-exit"])
+def test_exit_while_a_capture_runs_ends_the_process(tmp_path: Path, after_shutdown: bool):
+    folder = tmp_path / "plain"  # a plain folder's first capture: about a second
+    for d in range(60):
+        (folder / f"d{d}").mkdir(parents=True)
+        for n in range(250):
+            (folder / f"d{d}" / f"f{n}.txt").write_text(f"{d} {n}\n")
+    raw = RawServer(folder)
+    try:
+        time.sleep(1.0)
+        raw.write({"jsonrpc": "2.0", "id": raw.next_id(), "method": "snapshot/capture"})
+        time.sleep(0.3)
+        if after_shutdown:
+            raw.write({"jsonrpc": "2.0", "id": raw.next_id(), "method": "shutdown"})
+        raw.notify("exit", None)
+        assert raw.proc.wait(30) == (0 if after_shutdown else 1)
+        time.sleep(0.2)  # the last of stderr
+        assert not [line for line in raw.stderr_tail if b"I/O operation on closed" in line]
+    finally:
+        if raw.alive():
+            raw.proc.kill()

@@ -66,6 +66,29 @@ def _reply_error(server: LanguageServer, code: int, message: str) -> None:
     send_error(server.protocol, None, error)
 
 
+class EndingWriter(StdoutWriter):
+    """stdout that goes quiet once closed (by `exit`) or broken. A request still running at
+    `exit` then answers into nothing: its answer's failed write was reported as an error,
+    whose own message failed to write, and so on, filling stderr while the process never
+    ended (a client sends `exit` when `shutdown` is slow to answer, during a long undo)."""
+
+    def __init__(self, stdout: Any) -> None:
+        super().__init__(stdout)
+        self.ended = False
+
+    def close(self) -> None:
+        self.ended = True
+        super().close()
+
+    def write(self, data: bytes) -> None:
+        if self.ended:
+            return
+        try:
+            super().write(data)
+        except (OSError, ValueError):  # the client went away, or the stream is closed
+            self.ended = True
+
+
 def start_io(server: LanguageServer) -> int:
     """pygls's `_start_io_async` with turnback's reader; returns the exit code.
 
@@ -74,7 +97,7 @@ def start_io(server: LanguageServer) -> int:
     """
     stop = new_stop_event(server)
     stdin = sys.stdin.buffer
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    server.protocol.set_writer(EndingWriter(sys.stdout.buffer))
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
