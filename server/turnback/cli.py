@@ -11,6 +11,7 @@ daemon answers never imports pygit2.
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import io
 import json
@@ -338,6 +339,23 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
+def _printable(error: UnicodeError) -> tuple[str | bytes, int]:
+    """Output that the terminal's encoding cannot hold: a file name's bytes that are not
+    UTF-8 go out as they are on disk (surrogateescape); any other character the encoding
+    lacks (a cp1252 or ASCII console) becomes `?`. An undo that printed `☕` to such a
+    console had undone the turn, then failed with a traceback and exit 1 ("refused")."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    if all(0xDC80 <= ord(c) <= 0xDCFF for c in text):
+        return bytes(ord(c) - 0xDC00 for c in text), error.end
+    return "?" * len(text), error.end
+
+
+_PRINTABLE = "turnback-printable"
+codecs.register_error(_PRINTABLE, _printable)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["-C"] and argv[2:3] == ["hook"]:
@@ -366,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(args.workspace, args.idle_timeout)
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as bytes
         if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors="surrogateescape")
+            stream.reconfigure(errors=_PRINTABLE)
     try:
         try:
             result = run_command(args)
@@ -387,7 +405,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.json:
             text = json.dumps(result, ensure_ascii=False)
-            print(text if _is_utf8(text) else json.dumps(result))  # JSON stays valid UTF-8
+            # JSON stays valid and whole: escaped where it is not UTF-8, or where the
+            # output's encoding is not UTF-8 (a character it lacks would print as `?`).
+            utf8_out = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+            print(text if _is_utf8(text) and utf8_out == "utf8" else json.dumps(result))
         else:
             _print_human(args.command, result)
         sys.stdout.flush()

@@ -396,3 +396,20 @@ def test_cli_quotes_control_characters(repo: Path):
     undone = run_cli(repo, "undo")
     assert undone.returncode == EXIT_OK, undone.stderr
     assert "\x1b" not in undone.stdout and '"hide\\033[2K\\rok.txt"' in undone.stdout
+
+
+# Ensures output the console's encoding cannot hold (a cp1252 or ASCII console) never turns
+# a finished command into a failure: an undo of a turn that named `tea☕.txt` undid it, then
+# failed with a traceback and exit 1 ("refused"), and `list --json` crashed. Text gets `?`,
+# JSON its escapes (still the same JSON).
+def test_cli_output_in_an_encoding_without_the_characters(repo: Path):
+    cli_json(repo, "capture", "--label", "Fix the ☕ bug")
+    write(repo, "tea☕.txt", "agent\n")
+    cli_json(repo, "capture", "--phase", "after")
+    env = {**SERVER_ENV, "PYTHONIOENCODING": "cp1252"}
+    undone = run_cli(repo, "undo", env=env)
+    assert (undone.returncode, undone.stderr) == (0, ""), undone.stderr
+    assert "tea?.txt" in undone.stdout and not (repo / "tea☕.txt").exists()
+    listed = run_cli(repo, "list", "--json", env={**SERVER_ENV, "PYTHONIOENCODING": "ascii"})
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["turns"][0]["label"] == "Fix the ☕ bug"
