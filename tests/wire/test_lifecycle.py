@@ -173,6 +173,32 @@ def test_shutdown_with_an_unanswered_apply_edit(repo: Path):
             raw.proc.kill()
 
 
+# Ensures a client that answers workspace/applyEdit and workspace/configuration with `null`
+# (not what LSP says) gets "Revert hunk" answered, not a command that waits forever: pygls
+# never settles a reply it cannot read. (RawServer answers every server request null.)
+def test_revert_hunk_answered_when_the_editor_answers_null(repo: Path):
+    write(repo, "src/app.py", "one\ntwo\n")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "src/app.py", "one\nagent\n")
+    caps = {"workspace": {"applyEdit": True, "configuration": True}}
+    raw = RawServer(repo, capabilities=caps)
+    try:
+        uri = (repo / "src/app.py").as_uri()
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": "one\nagent\n"}
+        raw.notify("textDocument/didOpen", {"textDocument": document})
+        lenses = raw.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]
+        [lens] = [lens for lens in lenses if lens["command"]["title"] == "Revert hunk"]
+        command = {"command": lens["command"]["command"], "arguments": lens["command"]["arguments"]}
+        answer = raw.request("workspace/executeCommand", command, timeout=30)
+        assert answer["result"] == {
+            "applied": False,
+            "message": "The editor gave no answer to the edit it could read",
+        }, answer
+    finally:
+        if raw.alive():
+            raw.proc.kill()
+
+
 # Ensures "Revert hunk" for a client that does not take workspace edits answers at once that
 # it cannot, instead of sending workspace/applyEdit anyway (a client that never answers it
 # hung the command; one that answers MethodNotFound passed the error on).

@@ -47,6 +47,11 @@ def to_rpc_error(error: TurnbackError) -> JsonRpcException:
     return cls(message=error.message, data=error_data(error))
 
 
+#: Seconds the server waits for a client's answer to its own request: pygls never settles
+#: a reply it cannot read (`"result": null` to workspace/configuration or applyEdit).
+CLIENT_REPLY_TIMEOUT = 10.0
+
+
 class TurnbackServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("turnback", __version__, protocol_cls=TurnbackProtocol, max_workers=4)
@@ -166,8 +171,11 @@ class TurnbackServer(LanguageServer):
         if not (caps and caps.configuration):
             return
         try:
-            result = await self.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section="turnback")])
+            result = await asyncio.wait_for(  # (a reply pygls cannot read never settles)
+                self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="turnback")])
+                ),
+                CLIENT_REPLY_TIMEOUT,
             )
         except Exception as error:  # a client that cannot answer keeps the current settings
             logger.warning("workspace/configuration failed: %s", error)

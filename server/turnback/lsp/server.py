@@ -20,7 +20,7 @@ from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
 from ..errors import InvalidParams, TurnbackError
 from . import codelens
-from .language_server import TurnbackServer, opened_unsaved
+from .language_server import CLIENT_REPLY_TIMEOUT, TurnbackServer, opened_unsaved
 from .params import Params
 from .progress import Progress
 from .pygls_internals import document_key, finish_requests, open_document
@@ -335,19 +335,29 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         return {"applied": False, "message": "This editor does not take edits from the server"}
     edit, version = result
     uri = raw["uri"]
-    applied = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(
-            label="Revert hunk",
-            edit=types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri, version),
-                        edits=[edit],
-                    )
-                ]
+    try:
+        # Bounded: pygls never settles a reply it cannot read (`"result": null`), and the
+        # command would wait for it forever.
+        applied = await asyncio.wait_for(
+            ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(
+                    label="Revert hunk",
+                    edit=types.WorkspaceEdit(
+                        document_changes=[
+                            types.TextDocumentEdit(
+                                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                                    uri, version
+                                ),
+                                edits=[edit],
+                            )
+                        ]
+                    ),
+                )
             ),
+            CLIENT_REPLY_TIMEOUT,
         )
-    )
+    except asyncio.TimeoutError:  # (not the built-in one before Python 3.11)
+        return {"applied": False, "message": "The editor gave no answer to the edit it could read"}
     return {
         "applied": applied.applied,
         "message": "Reverted the hunk"
