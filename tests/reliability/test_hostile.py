@@ -534,8 +534,10 @@ BROKEN_FRAMING_ERRORS = {
 
 
 def _errors_since(server: RawServer, count: int) -> list[tuple[Any, int]]:
+    """(id, code) of each error answer since `count`; an answer without an `id` member (not
+    JSON-RPC: it says `"id": null` when the id is unknown) shows as "no id"."""
     return [
-        (m.get("id"), m["error"]["code"])
+        (m.get("id", "no id"), m["error"]["code"])
         for m in server.received[count:]
         if isinstance(m, dict) and "error" in m
     ]

@@ -41,8 +41,18 @@ def open_document(workspace: Workspace, uri: str) -> TextDocument | None:
 
 
 def send_error(protocol: JsonRPCProtocol, msg_id: Any, error: JsonRpcException) -> None:
-    """Answers `msg_id` (None: an unreadable message) with `error`, outside any handler."""
-    protocol._send_response(msg_id, None, error.to_response_error())
+    """Answers `msg_id` (None: an unreadable message) with `error`, outside any handler.
+
+    JSON-RPC answers an unreadable message with `"id": null`, which pygls's serialiser
+    leaves out (a strict client, vscode-jsonrpc, then takes it for no response at all):
+    that answer is written as plain JSON."""
+    if msg_id is not None:
+        protocol._send_response(msg_id, None, error.to_response_error())
+        return
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    protocol._send_data({"jsonrpc": "2.0", "id": None, "error": body})
 
 
 def request_finished(protocol: JsonRPCProtocol, msg_id: Any) -> bool:
