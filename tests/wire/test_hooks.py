@@ -602,3 +602,25 @@ def test_every_root_of_a_multi_root_workspace_is_captured(tmp_path: Path, harnes
         assert turn["metadata"]["cwd"] == str(root)
         cli_json(root, "undo", "--session", session)
         assert tree_state(root) == starts[root], root
+
+
+# Proves a turn recorded after its "before" hook gave up at the deadline (the daemon's
+# capture was already under way and went on) is sealed by the prompt's Stop, as that
+# prompt's turn: the hook said "not recorded", and the Stop then said so again and left
+# the turn unsealed, "running", for good.
+def test_a_turn_recorded_after_its_hook_gave_up_is_sealed(repo: Path):
+    for n in range(3000):
+        write(repo, f"many/f{n}.txt", f"{n}\n")  # a first capture well past 0.1 s
+    before, after = _claude(repo)
+    timed_out = run_hook(
+        repo, "claude-code", "UserPromptSubmit", before, TURNBACK_HOOK_TIMEOUT="0.1"
+    )
+    assert timed_out.returncode == 0 and "gave up" in hook_log(repo)
+    assert cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"] == []
+    # What the daemon still holding that capture then records:
+    cli_json(repo, "capture", "--session", "claude-code:c1f0", "--label", LABEL)
+    write(repo, "README.md", "the agent's\n")
+    done = run_hook(repo, "claude-code", "Stop", after)
+    assert (done.returncode, done.stdout) == (0, ""), done.stdout
+    [turn] = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
+    assert turn["sealed"] is True

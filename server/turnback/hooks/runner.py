@@ -68,7 +68,9 @@ def _before(call: HookCall) -> str | None:
     ):
         return None  # this turn's hook already ran (installed for the user and the project)
     # Until the turn is recorded, the note says so: an "after" then never seals an older turn.
-    hookstate.write_note(call.cwd, call.note_key, {"error": "the snapshot did not finish"})
+    hookstate.write_note(
+        call.cwd, call.note_key, {"error": UNFINISHED, "startedAt": _now_rfc3339()}
+    )
     try:
         turn = capture(call.cwd, call.params())
     except Exception as error:
@@ -96,6 +98,8 @@ def _after(call: HookCall) -> str | None:
     call, note = _where_opened(call)
     if note is None or note.get("handled"):
         return None  # no hook opened a turn in this session: nothing to seal
+    if "turn" not in note and (late := _recorded_late(call, note)) is not None:
+        note = {**note, "turn": late}  # the hook gave up, but the capture went on and ended
     if "turn" not in note:
         hookstate.write_note(call.cwd, call.note_key, {"handled": True})
         return (
@@ -112,6 +116,37 @@ def _after(call: HookCall) -> str | None:
             f" (log: {where})" if where else ""
         )
     return None
+
+
+#: The note a "before" hook leaves until its capture is recorded.
+UNFINISHED = "the snapshot did not finish"
+
+
+def _now_rfc3339() -> str:
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _recorded_late(call: HookCall, note: dict[str, Any]) -> str | None:
+    """The turn a "before" hook that gave up at its deadline recorded all the same (its
+    capture was already under way in the daemon, or in its own process past the point of
+    no return): the session's newest turn, opened since that hook began and not sealed.
+    Sealed now, it is this prompt's turn, not one "not recorded" and left running."""
+    started = note.get("startedAt")
+    if note.get("error") != UNFINISHED or not isinstance(started, str):
+        return None
+    from ..engine import Engine
+
+    try:
+        listed = Engine(call.cwd).list(call.session, limit=1)
+    except Exception:
+        return None
+    newest = listed.turns[0] if listed.turns else None
+    if newest is None or newest.sealed or newest.created_at < started:
+        return None
+    return newest.id
 
 
 def _interrupt(call: HookCall, event: str) -> str | None:
