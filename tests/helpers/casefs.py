@@ -1,14 +1,20 @@
 """A case-insensitive, case-preserving view of a folder (FUSE, through fusepy), as macOS,
-Windows, WSL's Windows drives and many shares have it: `python casefs.py BACKING MOUNT`
-serves BACKING at MOUNT until unmounted (`fusermount -u MOUNT`). Tests only."""
+Windows, WSL's Windows drives and many shares have it; like macOS, it also takes a name's
+Unicode normalization forms (NFC, NFD) for one. `python casefs.py BACKING MOUNT` serves
+BACKING at MOUNT until unmounted (`fusermount -u MOUNT`). Tests only."""
 
 from __future__ import annotations
 
 import errno
 import os
 import sys
+import unicodedata
 
 from fuse import FUSE, FuseOSError, Operations
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).lower()
 
 
 class CaseInsensitive(Operations):
@@ -25,7 +31,7 @@ class CaseInsensitive(Operations):
                     names = os.listdir(current)
                 except OSError:
                     names = []
-                found = next((n for n in names if n.lower() == part.lower()), None)
+                found = next((n for n in names if _fold(n) == _fold(part)), None)
                 exact = os.path.join(current, found) if found else exact
             current = exact
         return current

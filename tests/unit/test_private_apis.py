@@ -183,6 +183,17 @@ def test_pygls_private_parts_only_in_pygls_internals():
 # attaches a repository to a standalone index through Index._repo, and workdir_scan limits
 # a work-tree diff to a path list through git_diff_options.pathspec; scan threads' handles
 # get an empty index of their own through libgit2's git_repository_set_index (ctypes).
+def test_pygit2_config_file_added_to_a_repository_handle(tmp_path: Path):
+    # A config file added to one handle at a level is read there, and nowhere else.
+    from pygit2.enums import ConfigLevel
+
+    repo = pygit2.init_repository(str(tmp_path / "repo"))
+    (tmp_path / "global").write_text("[turnback]\n\tprobe = yes\n")
+    pygit2_internals.add_config_file(repo, str(tmp_path / "global"), ConfigLevel.GLOBAL)
+    assert repo.config["turnback.probe"] == "yes"
+    assert "turnback.probe" not in pygit2.Repository(str(tmp_path / "repo")).config
+
+
 def test_pygit2_private_parts(tmp_path: Path):
     repo = pygit2.init_repository(str(tmp_path / "repo"))
     oid = repo.create_blob(b"hello\n")

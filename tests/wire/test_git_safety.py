@@ -7,6 +7,7 @@ the git CLI; the server runs with no git identity and a private data directory
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -585,3 +586,46 @@ def test_ceiling_directories_fence_off_a_repository_above(
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(home))
     assert git_dir(str(project)) is None
     assert locate(str(project)).root == str(project.resolve())
+
+
+# Ensures the global configuration git reads from GIT_CONFIG_GLOBAL (libgit2 reads only
+# ~/.gitconfig) is turnback's too: with `core.excludesFile` set there, the files git ignores
+# were captured, listed in the turn's diff, and the build output the agent made was deleted
+# by the undo, where ignored files are never touched.
+def test_the_global_config_git_config_global_names_is_read(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    (tmp_path / "ignore").write_text("*.log\n")
+    (tmp_path / "gitconfig").write_text(f"[core]\n\texcludesFile = {tmp_path / 'ignore'}\n")
+    env = {**SERVER_ENV, "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig")}
+
+    def turnback(*args: str) -> dict:
+        done = run_cli(repo, *args, "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    turnback("capture", "--label", "turn")
+    write(repo, "build.log", "the build's output\n")
+    write(repo, "README.md", "the agent's\n")
+    turnback("capture", "--phase", "after")
+    assert [f["path"] for f in turnback("diff")["files"]] == ["README.md"]
+    turnback("undo")
+    assert read(repo, "README.md") == "hello\n"
+    assert read(repo, "build.log") == "the build's output\n"
+
+
+# Ensures names are compared as the disk compares them, whatever core.ignorecase says: a
+# repository copied from macOS to Linux keeps `true`, and libgit2 then matched the user's
+# untracked Makefile to the tracked makefile, so the Makefile was in no snapshot and the
+# agent's overwrite of it could not be undone. The user's config is not changed.
+def test_ignorecase_true_on_a_case_sensitive_disk(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"makefile": "tracked\n"})
+    git(repo, "config", "core.ignorecase", "true")
+    config = (repo / ".git" / "config").read_bytes()
+    write(repo, "Makefile", "the user's own notes\n")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "Makefile", "the agent's\n")
+    cli_json(repo, "capture", "--phase", "after")
+    cli_json(repo, "undo")
+    assert read(repo, "Makefile") == "the user's own notes\n"
+    assert read(repo, "makefile") == "tracked\n"
+    assert (repo / ".git" / "config").read_bytes() == config

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import capture, cli_json, git, make_repo, read, start_server, undo, write
+from helpers import capture, cli_json, make_repo, read, start_server, undo, write
 
 CASEFS = Path(__file__).parents[1] / "helpers" / "casefs.py"
 
@@ -147,22 +148,25 @@ def test_a_case_only_rename_in_a_plain_folder_on_a_case_insensitive_view(tmp_pat
         assert (folder / name).read_text() == "int main() {}\n"
         cli_json(folder, "redo")
         assert (folder / "foo.c").read_text() == "int main() {}\n"
+    # Written to the shadow's own config, never to a file git's environment names: the test
+    # runs with GIT_CONFIG_NOSYSTEM, and a write once replaced /dev/null with a file.
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
 
 
-# Ensures a restore never deletes a name that is the same file as one it keeps: a git
-# repository that says `core.ignorecase=false` on a case-insensitive file system (cloned on
-# Linux, then opened from a Windows drive) captures an agent's `mv Foo.c foo.c` as a new
-# foo.c beside Foo.c; the undo keeps foo.c, naming Foo.c, instead of deleting the file.
+# Ensures a restore never deletes a name that is the same file as one it keeps: on a file
+# system that takes a name's Unicode forms for one (macOS), an agent's rename of `café.txt`
+# (NFC) to its NFD spelling is captured as a new name beside the old, one file on disk; the
+# undo keeps the NFD name, naming the other, instead of deleting the file.
 def test_undo_never_deletes_another_name_of_a_file_it_keeps(tmp_path: Path):
+    nfc, nfd = "caf\u00e9.txt", "cafe\u0301.txt"
     backing, view = tmp_path / "backing", tmp_path / "view"
-    make_repo(backing / "repo", {"Foo.c": "int main() {}\n", "README.md": "hello\n"})
-    git(backing / "repo", "config", "core.ignorecase", "false")
+    make_repo(backing / "repo", {nfc: "the user's\n", "README.md": "hello\n"})
     with case_insensitive_view(backing, view):
         repo = view / "repo"
         cli_json(repo, "capture", "--label", "rename")
-        os.rename(repo / "Foo.c", repo / "foo.c")
+        os.rename(repo / nfc, repo / nfd)
         cli_json(repo, "capture", "--phase", "after")
         undone = cli_json(repo, "undo")
-        [name] = [n for n in _names(repo) if n.lower() == "foo.c"]
-        assert (repo / name).read_text() == "int main() {}\n"
-        assert {"path": "foo.c", "reason": "sameFile", "by": "Foo.c"} in undone["kept"]
+        [name] = [n for n in _names(repo) if n.endswith(".txt")]
+        assert (repo / name).read_text() == "the user's\n"
+        assert {"path": nfd, "reason": "sameFile", "by": nfc} in undone["kept"]

@@ -147,6 +147,20 @@ def use_empty_index(repo: pygit2.Repository) -> bool:
     return True
 
 
+def add_config_file(repo: pygit2.Repository, path: str, level: int) -> None:
+    """Makes the file at `path` `repo`'s configuration at `level`, in place of the one
+    libgit2 found there (pygit2's RepositoryConfig refuses `add_file`). Nothing is written:
+    only this handle reads it. A file that does not exist reads as empty."""
+    config = ffi.new("git_config **")
+    check_error(C.git_repository_config(config, repo._repo))
+    try:
+        check_error(
+            C.git_config_add_file_ondisk(config[0], encode_fs_path(path), level, repo._repo, 1)
+        )
+    finally:
+        C.git_config_free(config[0])
+
+
 @contextmanager
 def as_repository_index(repo: pygit2.Repository, index: pygit2.Index) -> Iterator[bool]:
     """`index` as `repo`'s own index meanwhile (libgit2's UPDATE_INDEX refreshes the

@@ -16,15 +16,17 @@ from pathlib import Path
 
 import platformdirs
 import pygit2
+from pygit2.enums import ConfigLevel
 
 from ..errors import NoWorkspace, StorageFailed
+from .configenv import read_config_as_git_does
 from .discovery import ceiling_dirs, looked_in
 from .durability import enable_git_fsync
 from .gitpaths import is_utf8
 from .locking import repository_lock
 from .memory import bound_libgit2_memory
 from .objectwrites import written
-from .pygit2_internals import use_empty_index
+from .pygit2_internals import add_config_file, use_empty_index
 from .sharedperms import share_object_folders, shared_folder_bits
 from .worktree import folds_case
 
@@ -57,11 +59,43 @@ class WorkspaceRepo:
         """A second handle on the same repository and work tree, for a scan thread: its
         own index is empty, as a scan diffs the private index and never needs the user's."""
         repo = pygit2.Repository(self.repo.path)
+        read_config_as_git_does(repo)
+        self.compare_names_as_the_disk(repo)
         # Opened by its git directory: libgit2 would guess that directory's parent for the
         # work tree (a shadow repository's, or one whose `.git` is a file or a symlink).
         repo.workdir = str(self.root)
         use_empty_index(repo)
         return repo
+
+    @functools.cached_property
+    def _case_override(self) -> Path | None:
+        """A config file setting `core.ignorecase` as the work tree's file system has it,
+        where the repository's config says otherwise (a repository copied from macOS to
+        Linux keeps `true`): libgit2 then matched an untracked `Makefile` to a tracked
+        `makefile`, so the user's file was in no snapshot and the agent's overwrite of it
+        could not be undone. None where they agree (a shadow's config is turnback's own)."""
+        if self.shadow:
+            return None
+        folds = folds_case(self.root)
+        try:
+            configured = self.repo.config.get_bool("core.ignorecase")
+        except (KeyError, pygit2.GitError):
+            configured = False
+        if configured == folds:
+            return None
+        override = self.state_dir / f"ignorecase-{str(folds).lower()}.config"
+        try:
+            if not override.exists():
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+                override.write_text(f"[core]\n\tignorecase = {str(folds).lower()}\n")
+        except OSError:
+            return None  # (a repository turnback may not write: its refs fail first, in words)
+        return override
+
+    def compare_names_as_the_disk(self, repo: pygit2.Repository) -> None:
+        """Makes `repo` (a handle on this repository) compare names as the disk does."""
+        if self._case_override is not None:
+            add_config_file(repo, str(self._case_override), ConfigLevel.APP)
 
     @functools.cached_property
     def shared_bits(self) -> int:
@@ -129,6 +163,7 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
                 repo = written(lambda: pygit2.init_repository(str(git_dir), bare=True), str(home))
                 (home / "workdir").write_text(str(folder) + "\n", errors="surrogateescape")
             _fold_case_as_the_folder(repo, folder)
+            read_config_as_git_does(repo)
     except OSError as error:  # a full disk, a data folder the user may not write
         raise StorageFailed.from_os_error(error) from error
     except pygit2.GitError as error:
@@ -157,7 +192,9 @@ def _fold_case_as_the_folder(repo: pygit2.Repository, folder: Path) -> None:
     except (KeyError, pygit2.GitError):
         current = False
     if current != folds:
-        repo.config["core.ignorecase"] = folds
+        # Through the shadow's own file alone: a handle's config writes to whichever file
+        # libgit2 ranks first, which may be one added for git's environment (configenv.py).
+        pygit2.Config(os.path.join(repo.path, "config"))["core.ignorecase"] = folds
 
 
 def _refuse_broken_gitfile(path: Path) -> None:
@@ -229,6 +266,7 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
             # which is wrong where `.git` is a `gitdir:` file (`--separate-git-dir`) or a
             # symlink, and the workspace would be a folder around the repository.
             repo = pygit2.Repository(str(path))
+            read_config_as_git_does(repo)
         except pygit2.GitError as error:  # a broken config, a repository of another user
             raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
         if repo.is_bare:
@@ -241,7 +279,7 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
         if repo.workdir:
             git_dir = Path(repo.path).resolve()
             common = common_dir(git_dir)
-            return WorkspaceRepo(
+            ws = WorkspaceRepo(
                 root=Path(repo.workdir).resolve(),
                 repo=repo,
                 shadow=False,
@@ -250,6 +288,8 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
                 lock_path=common / "turnback" / "lock",
                 user_index_path=git_dir / "index",
             )
+            ws.compare_names_as_the_disk(repo)
+            return ws
     if path == Path(path.anchor):
         # The whole file system (/proc, /sys, every user's files) is no project folder.
         raise NoWorkspace(f"The file system root {path} cannot be a workspace; open a project")
