@@ -629,3 +629,40 @@ def test_ignorecase_true_on_a_case_sensitive_disk(tmp_path: Path):
     assert read(repo, "Makefile") == "the user's own notes\n"
     assert read(repo, "makefile") == "tracked\n"
     assert (repo / ".git" / "config").read_bytes() == config
+
+
+# Ensures exec bits are snapshotted as the disk has them where the config says
+# `core.filemode = false` (a setting many users make globally): the agent's `chmod -x` was
+# no change to libgit2, so the undo left it, and a deleted script came back without its
+# exec bit. The user's config is not changed.
+def test_exec_bits_kept_with_filemode_false(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"run.sh": "echo run\n", "build.sh": "echo build\n"})
+    git(repo, "config", "core.filemode", "false")
+    for script in ("run.sh", "build.sh"):
+        os.chmod(repo / script, 0o755)  # the index still says 644: git ignores the bit
+    cli_json(repo, "capture", "--label", "turn")
+    os.chmod(repo / "run.sh", 0o644)
+    os.remove(repo / "build.sh")
+    cli_json(repo, "capture", "--phase", "after")
+    cli_json(repo, "undo")
+    assert os.stat(repo / "run.sh").st_mode & 0o111 and os.stat(repo / "build.sh").st_mode & 0o111
+    assert git(repo, "config", "core.filemode").strip() == "false"
+
+
+# Ensures a committed symlink that `core.symlinks = false` checked out as a plain file (a
+# clone made on Windows) is snapshotted as the plain file it is: the undo of an agent's edit
+# turned the user's file into a real symlink.
+def test_a_link_checked_out_as_a_file_stays_a_file(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    os.symlink("README.md", repo / "link")
+    git(repo, "add", "link")
+    git(repo, "commit", "-q", "-m", "a link")
+    git(repo, "config", "core.symlinks", "false")
+    os.remove(repo / "link")
+    git(repo, "checkout", "--", "link")  # as git checks it out there: a file holding its target
+    assert not (repo / "link").is_symlink() and read(repo, "link") == "README.md"
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "link", "the agent's\n")
+    cli_json(repo, "capture", "--phase", "after")
+    cli_json(repo, "undo")
+    assert not (repo / "link").is_symlink() and read(repo, "link") == "README.md"

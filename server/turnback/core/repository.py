@@ -21,6 +21,7 @@ from pygit2.enums import ConfigLevel
 from ..errors import NoWorkspace, StorageFailed
 from .configenv import read_config_as_git_does
 from .discovery import ceiling_dirs, looked_in
+from .diskconfig import disk_overrides
 from .durability import enable_git_fsync
 from .gitpaths import is_utf8
 from .locking import repository_lock
@@ -60,7 +61,7 @@ class WorkspaceRepo:
         own index is empty, as a scan diffs the private index and never needs the user's."""
         repo = pygit2.Repository(self.repo.path)
         read_config_as_git_does(repo)
-        self.compare_names_as_the_disk(repo)
+        self.read_as_the_disk(repo)
         # Opened by its git directory: libgit2 would guess that directory's parent for the
         # work tree (a shadow repository's, or one whose `.git` is a file or a symlink).
         repo.workdir = str(self.root)
@@ -68,34 +69,15 @@ class WorkspaceRepo:
         return repo
 
     @functools.cached_property
-    def _case_override(self) -> Path | None:
-        """A config file setting `core.ignorecase` as the work tree's file system has it,
-        where the repository's config says otherwise (a repository copied from macOS to
-        Linux keeps `true`): libgit2 then matched an untracked `Makefile` to a tracked
-        `makefile`, so the user's file was in no snapshot and the agent's overwrite of it
-        could not be undone. None where they agree (a shadow's config is turnback's own)."""
-        if self.shadow:
-            return None
-        folds = folds_case(self.root)
-        try:
-            configured = self.repo.config.get_bool("core.ignorecase")
-        except (KeyError, pygit2.GitError):
-            configured = False
-        if configured == folds:
-            return None
-        override = self.state_dir / f"ignorecase-{str(folds).lower()}.config"
-        try:
-            if not override.exists():
-                self.state_dir.mkdir(parents=True, exist_ok=True)
-                override.write_text(f"[core]\n\tignorecase = {str(folds).lower()}\n")
-        except OSError:
-            return None  # (a repository turnback may not write: its refs fail first, in words)
-        return override
+    def _disk_config(self) -> Path | None:
+        """diskconfig.py's file for this work tree (never for a shadow: its config is ours)."""
+        return None if self.shadow else disk_overrides(self.repo, self.root, self.state_dir)
 
-    def compare_names_as_the_disk(self, repo: pygit2.Repository) -> None:
-        """Makes `repo` (a handle on this repository) compare names as the disk does."""
-        if self._case_override is not None:
-            add_config_file(repo, str(self._case_override), ConfigLevel.APP)
+    def read_as_the_disk(self, repo: pygit2.Repository) -> None:
+        """Makes `repo` (a handle on this repository) compare the work tree as its disk
+        is: names' case, exec bits and symlinks (diskconfig.py)."""
+        if self._disk_config is not None:
+            add_config_file(repo, str(self._disk_config), ConfigLevel.APP)
 
     @functools.cached_property
     def shared_bits(self) -> int:
@@ -288,7 +270,7 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
                 lock_path=common / "turnback" / "lock",
                 user_index_path=git_dir / "index",
             )
-            ws.compare_names_as_the_disk(repo)
+            ws.read_as_the_disk(repo)
             return ws
     if path == Path(path.anchor):
         # The whole file system (/proc, /sys, every user's files) is no project folder.

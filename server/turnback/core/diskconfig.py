@@ -1,0 +1,81 @@
+"""What the work tree's file system really does, where a repository's config says otherwise.
+
+libgit2 compares the work tree with an index as `core.ignorecase`, `core.filemode` and
+`core.symlinks` say, and a config can be wrong for the disk under it: a repository copied
+from macOS to Linux keeps `ignorecase = true` (an untracked `Makefile` beside a tracked
+`makefile` was in no snapshot), and many users set `filemode = false` on disks that keep
+exec bits (an agent's `chmod -x` was no change, and a deleted script came back without its
+exec bit). turnback's handles on such a repository read these three as the disk has them,
+from a config file of turnback's own added to each handle (pygit2_internals); the user's
+config is never written. A plain folder's shadow gets `ignorecase` in its own config
+(repository.py). The probes write only in turnback's state folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import pygit2
+
+from .worktree import folds_case
+
+
+def _configured(repo: pygit2.Repository, key: str, default: bool) -> bool:
+    try:
+        return repo.config.get_bool(key)
+    except (KeyError, pygit2.GitError):
+        return default
+
+
+def keeps_exec_bits(folder: Path) -> bool:
+    """Whether a file made in `folder` keeps an exec bit set and cleared (FAT, exFAT and
+    WSL's Windows drives give every file the same bits)."""
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".probe-") as scratch:
+        probe = Path(scratch) / "mode"
+        probe.write_bytes(b"")
+        os.chmod(probe, 0o755)
+        executable = bool(os.stat(probe).st_mode & stat.S_IXUSR)
+        os.chmod(probe, 0o644)
+        return executable and not os.stat(probe).st_mode & stat.S_IXUSR
+
+
+def keeps_symlinks(folder: Path) -> bool:
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".probe-") as scratch:
+        link = Path(scratch) / "link"
+        try:
+            os.symlink("target", link)
+        except (OSError, NotImplementedError):
+            return False
+        return link.is_symlink()
+
+
+def disk_overrides(repo: pygit2.Repository, root: Path, state_dir: Path) -> Path | None:
+    """A config file holding what the disk does where `repo`'s config disagrees, or None."""
+    wanted: dict[str, bool] = {}
+    folds = folds_case(root)
+    if _configured(repo, "core.ignorecase", False) != folds:
+        wanted["ignorecase"] = folds
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        if not _configured(repo, "core.filemode", True) and keeps_exec_bits(state_dir):
+            wanted["filemode"] = True
+        if not _configured(repo, "core.symlinks", True) and keeps_symlinks(state_dir):
+            wanted["symlinks"] = True
+        if not wanted:
+            return None
+        settings = sorted(wanted.items())
+        text = "[core]\n" + "".join(f"\t{key} = {str(on).lower()}\n" for key, on in settings)
+        override = state_dir / "disk.config"
+        with contextlib.suppress(OSError):
+            if override.read_text() == text:
+                return override
+        staged = state_dir / f"disk.config.{os.getpid()}.tmp"
+        staged.write_text(text)
+        os.replace(staged, override)
+        return override
+    except OSError:
+        return None  # (a repository turnback may not write: its refs fail first, in words)
