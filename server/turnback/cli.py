@@ -358,6 +358,8 @@ codecs.register_error(_PRINTABLE, _printable)
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if sys.stderr is None:  # started with stderr closed (`2>&-`): print() would use stdout,
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (and spoil `--json` output there)
     if argv[:1] == ["-C"] and argv[2:3] == ["hook"]:
         # `turnback -C DIR hook ...`: the payload names the folder; DIR is the fallback.
         with contextlib.suppress(OSError):

@@ -290,7 +290,7 @@ class Engine:
                 # became the newest because that turn was undone meanwhile.
                 newest = timeline.active[-1]
                 if turn not in (newest.turn, newest.id, newest.before):
-                    raise NoOpenTurn(name)
+                    raise NoOpenTurn(name, not_newest=turn)
             snap = self.capture_now(progress, cancelled)
             if cancelled is not None and cancelled():
                 raise Cancelled()

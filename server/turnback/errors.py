@@ -102,8 +102,16 @@ class NoOpenTurn(RequestFailed):
 
     reason = Reason.NO_OPEN_TURN
 
-    def __init__(self, session: str, undone_turn: int | None = None) -> None:
-        if undone_turn is not None:
+    def __init__(
+        self, session: str, undone_turn: int | None = None, not_newest: object = None
+    ) -> None:
+        if not_newest is not None:
+            message = (
+                f"Turn {not_newest} is not the newest active turn of session '{session}' "
+                "(it was undone, or a later turn began): only the newest is sealed by an "
+                '"after" capture. Nothing was recorded.'
+            )
+        elif undone_turn is not None:
             message = (
                 f"Turn {undone_turn}, the newest in session '{session}', was undone: an "
                 '"after" capture belongs to it, and no older turn is sealed in its place. '

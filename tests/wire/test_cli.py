@@ -291,7 +291,9 @@ def test_cli_late_after_capture_seals_no_older_turn(repo: Path):
 
     cli_json(repo, "capture", "--label", "C")
     named = run_cli(repo, "capture", "--phase", "after", "--turn", second["id"], "--json")
-    assert json.loads(named.stdout)["error"]["data"]["reason"] == "noOpenTurn"
+    error = json.loads(named.stdout)["error"]
+    assert error["data"]["reason"] == "noOpenTurn"
+    assert "is not the newest active turn" in error["message"]  # not "capture before first"
     assert cli_json(repo, "capture", "--phase", "after", "--turn", "3")["turn"] == 3
 
 
@@ -413,3 +415,12 @@ def test_cli_output_in_an_encoding_without_the_characters(repo: Path):
     listed = run_cli(repo, "list", "--json", env={**SERVER_ENV, "PYTHONIOENCODING": "ascii"})
     assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout)["turns"][0]["label"] == "Fix the ☕ bug"
+
+
+# Ensures a refusal printed with stderr closed (`2>&-`) keeps stdout's `--json` valid: the
+# one-line error went to stdout behind the JSON.
+def test_cli_json_stays_valid_with_stderr_closed(repo: Path):
+    cli_json(repo, "capture", "--label", "turn")
+    done = run_cli(repo, "undo", "--turn", "999", "--json", preexec_fn=lambda: os.close(2))
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["data"]["field"] == "turn"
