@@ -173,6 +173,16 @@ def test_shutdown_with_an_unanswered_apply_edit(repo: Path):
             raw.proc.kill()
 
 
+def _revert_hunk_lens(raw: RawServer, repo: Path) -> dict:
+    """src/app.py ("one\nagent\n") opened, and its "Revert hunk" lens's command."""
+    uri = (repo / "src/app.py").as_uri()
+    document = {"uri": uri, "languageId": "python", "version": 1, "text": "one\nagent\n"}
+    raw.notify("textDocument/didOpen", {"textDocument": document})
+    lenses = raw.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]
+    [lens] = [lens for lens in lenses if lens["command"]["title"] == "Revert hunk"]
+    return {"command": lens["command"]["command"], "arguments": lens["command"]["arguments"]}
+
+
 # Ensures a client that answers workspace/applyEdit and workspace/configuration with `null`
 # (not what LSP says) gets "Revert hunk" answered, not a command that waits forever: pygls
 # never settles a reply it cannot read. (RawServer answers every server request null.)
@@ -183,12 +193,7 @@ def test_revert_hunk_answered_when_the_editor_answers_null(repo: Path):
     caps = {"workspace": {"applyEdit": True, "configuration": True}}
     raw = RawServer(repo, capabilities=caps)
     try:
-        uri = (repo / "src/app.py").as_uri()
-        document = {"uri": uri, "languageId": "python", "version": 1, "text": "one\nagent\n"}
-        raw.notify("textDocument/didOpen", {"textDocument": document})
-        lenses = raw.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]
-        [lens] = [lens for lens in lenses if lens["command"]["title"] == "Revert hunk"]
-        command = {"command": lens["command"]["command"], "arguments": lens["command"]["arguments"]}
+        command = _revert_hunk_lens(raw, repo)
         answer = raw.request("workspace/executeCommand", command, timeout=30)
         assert answer["result"] == {
             "applied": False,
@@ -209,16 +214,11 @@ def test_revert_hunk_without_apply_edit(repo: Path):
     raw = RawServer(repo)  # no workspace.applyEdit capability
     raw.unanswered.add("workspace/applyEdit")
     try:
-        uri = (repo / "src/app.py").as_uri()
-        document = {"uri": uri, "languageId": "python", "version": 1, "text": "one\nagent\n"}
-        raw.notify("textDocument/didOpen", {"textDocument": document})
-        lenses = raw.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]
-        [lens] = [lens for lens in lenses if lens["command"]["title"] == "Revert hunk"]
-        command = {"command": lens["command"]["command"], "arguments": lens["command"]["arguments"]}
+        command = _revert_hunk_lens(raw, repo)
         answer = raw.request("workspace/executeCommand", command, timeout=10)
         assert answer["result"]["applied"] is False, answer
         assert not any(m.get("method") == "workspace/applyEdit" for m in list(raw.received))
-        outside = {**lens["command"]["arguments"][0], "uri": "file:///etc/passwd"}
+        outside = {**command["arguments"][0], "uri": "file:///etc/passwd"}
         refused = raw.request("workspace/executeCommand", {**command, "arguments": [outside]})
         assert refused["error"]["data"]["field"] == "uri", refused
     finally:

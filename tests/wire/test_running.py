@@ -38,19 +38,23 @@ def claude_payload(root: Path, event: str, prompt: str = "Refactor the app") -> 
     return {**base, "reason": "prompt_input_exit"}
 
 
-def hook(root: Path, event: str, prompt: str = "Refactor the app") -> None:
+def run_claude_hook(root: Path, event: str, payload: dict) -> None:
     """Runs `turnback hook claude-code EVENT` as Claude Code does; it must exit 0 silently."""
     done = subprocess.run(
         [sys.executable, "-m", "turnback", "hook", "claude-code", event],
         cwd=root,
         env=SERVER_ENV,
-        input=json.dumps(claude_payload(root, event, prompt)),
+        input=json.dumps(payload),
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
+
+
+def hook(root: Path, event: str, prompt: str = "Refactor the app") -> None:
+    run_claude_hook(root, event, claude_payload(root, event, prompt))
 
 
 def cli(root: Path, *args: str, quiet: int | None = None) -> subprocess.CompletedProcess:
@@ -302,17 +306,7 @@ def claude_hook(root: Path, session_id: str, event: str, transcript: Path) -> No
         "hook_event_name": event,
         "prompt": f"task {session_id}",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "turnback", "hook", "claude-code", event],
-        cwd=root,
-        env=SERVER_ENV,
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    run_claude_hook(root, event, payload)
 
 
 # Proves an undo in one conversation is refused while another conversation's agent, whose
