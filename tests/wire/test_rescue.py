@@ -147,6 +147,7 @@ async def test_rescue_paths_and_bad_params(client, repo: Path):
         ({"id": version["id"], "paths": ["docs/nothing.md"]}, "paths"),
         ({"id": version["id"], "paths": "README.md"}, "paths"),
         ({"id": version["id"], "paths": ["../outside"]}, "paths"),
+        ({"id": version["id"], "paths": []}, "paths"),  # an empty selection: never "all"
     ):
         with pytest.raises(JsonRpcException) as error:
             await run("rescue", **params)

@@ -37,7 +37,9 @@ def check_request(version_id: Any, paths: Any) -> RescueRequest:
         not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths)
     ):
         raise InvalidParams("paths", "must be a list of non-empty paths")
-    return RescueRequest(version_id, paths or None)
+    if paths == []:  # a client's empty selection: never "all of them"
+        raise InvalidParams("paths", "names no file; leave it out to put back all the version's")
+    return RescueRequest(version_id, paths)
 
 
 def session_holding(timelines: list[Timeline], version_id: str) -> str | None:
