@@ -15,12 +15,9 @@ ever part of the tree or written.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +26,12 @@ import pygit2
 from ..config import Settings
 from ..core.gitpaths import is_utf8, path_is_ignored
 from ..core.grafting import copy_missing, graft
-from ..core.repository import WorkspaceRepo, open_workspace
+from ..core.repository import WorkspaceRepo
 from ..core.treeops import Entry, tree_with
 from ..core.worktree import Stamp, stamp_at
-from ..errors import TurnbackError, UnsupportedRepository
+from ..errors import UnsupportedRepository
 from .churn import retrying
+from .member import Member, open_member
 from .scanner import Progress, Scanner, Snapshot
 from .untracked import NESTED_REPOSITORY, SUBMODULE, Skipped
 from .userindex import UserIndex
@@ -45,40 +43,6 @@ REPOSITORY_LIMIT = "repositoryLimit"
 #: `nestedRepositories` values.
 CAPTURE = "capture"
 REPORT = "report"
-
-
-@dataclass
-class Member:
-    """A repository inside the workspace, at `path` (workspace-relative)."""
-
-    path: str
-    ws: WorkspaceRepo
-    scanner: Scanner
-    #: The member's last snapshot, in its own object database, and its tree's copy state.
-    last: Snapshot | None = None
-    copied: pygit2.Oid | None = None
-
-    def state(self) -> dict[str, Any]:
-        """What a turn records of it: its path, HEAD and head ref (never changed by us)."""
-        head = self.ws.head_commit()
-        head_hex = str(head) if head else None
-        return {"path": self.path, "head": head_hex, "headRef": self.ws.head_name()}
-
-
-def open_member(workspace: WorkspaceRepo, path: str) -> WorkspaceRepo | None:
-    """The repository whose work tree is exactly `path`, with turnback's state for this
-    workspace kept apart from a session opened on that repository directly."""
-    folder = workspace.root / path
-    try:
-        ws = open_workspace(folder)
-    except TurnbackError:
-        return None
-    if ws.shadow or ws.root != folder.resolve():
-        return None  # a broken `.git`: discovery found an enclosing repository instead
-    key = hashlib.sha256(str(workspace.root).encode()).hexdigest()[:12]
-    return dataclasses.replace(
-        ws, worktree_key=f"{ws.worktree_key}-in-{key}", state_dir=ws.state_dir / f"in-{key}"
-    )
 
 
 def _under(path: str, prefix: str) -> bool:
