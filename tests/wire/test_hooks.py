@@ -607,14 +607,16 @@ def test_every_root_of_a_multi_root_workspace_is_captured(tmp_path: Path, harnes
 # Proves a turn recorded after its "before" hook gave up at the deadline (the daemon's
 # capture was already under way and went on) is sealed by the prompt's Stop, as that
 # prompt's turn: the hook said "not recorded", and the Stop then said so again and left
-# the turn unsealed, "running", for good.
+# the turn unsealed, "running", for good. (The repository lock, held meanwhile, makes the
+# hook give up every time; the late capture is then recorded as the daemon would.)
 def test_a_turn_recorded_after_its_hook_gave_up_is_sealed(repo: Path):
-    for n in range(3000):
-        write(repo, f"many/f{n}.txt", f"{n}\n")  # a first capture well past 0.1 s
     before, after = _claude(repo)
-    timed_out = run_hook(
-        repo, "claude-code", "UserPromptSubmit", before, TURNBACK_HOOK_TIMEOUT="0.1"
-    )
+    cli_json(repo, "list")  # turnback's state folder, with its lock file
+    with open(repo / ".git" / "turnback" / "lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        timed_out = run_hook(
+            repo, "claude-code", "UserPromptSubmit", before, TURNBACK_HOOK_TIMEOUT="0.1"
+        )
     assert timed_out.returncode == 0 and "gave up" in hook_log(repo)
     assert cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"] == []
     # What the daemon still holding that capture then records:
