@@ -695,15 +695,20 @@ class TurnbackMachine(RuleBasedStateMachine):
         for path in changed(disk, mid):
             if path not in prediction.writes or mid.get(path) != prediction.writes[path]:
                 self.fail("a killed restore left a path in neither state", path=path)
+        before_edits = self.inode_changes(journal)
         self.edit(edits)
         edited = tree_state(self.repo)
+        # A chmod the state tuples do not show (0644 -> 0600, or to the bits it had: its
+        # ctime moves) is an edit of the user's too, and recovery keeps it as one.
+        after_edits = self.inode_changes(journal)
+        rebitted = {p for p in after_edits if before_edits.get(p) != after_edits[p]}
         self.expect_ok(self.driver.list(name), "the operation after a kill (recovers)")
         got = tree_state(self.repo)
         if committed:
             self.expect_unchanged(edited, got, "recovery of a committed restore")
             self.apply_to_model(op, session, turns, now)
         else:
-            self.expect_recovered(disk, edited, got, journal, prediction.writes)
+            self.expect_recovered(disk, edited, got, journal, prediction.writes, rebitted)
         self.check_listing(name)
 
     def run_killed(self, op: str, name: str, count: int, step: int) -> bool:
@@ -737,16 +742,35 @@ class TurnbackMachine(RuleBasedStateMachine):
         data = json.loads(repo[repo[ref.target].tree["journal.json"].id].data)
         return set(data["writes"])
 
+    def inode_changes(self, paths: set[str]) -> dict[str, tuple[int, int]]:
+        """Each path's mode and ctime, where a file (not a link) stands there."""
+        found = {}
+        for path in paths:
+            try:
+                st = os.lstat(self.full(path))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                found[path] = (st.st_mode, st.st_ctime_ns)
+        return found
+
     def expect_recovered(
-        self, disk: State, edited: State, got: State, journal: set[str], writes: dict
+        self,
+        disk: State,
+        edited: State,
+        got: State,
+        journal: set[str],
+        writes: dict,
+        rebitted: set[str] = frozenset(),
     ) -> None:
-        """A rolled-back restore: the user's edits all stand; a journal path still as the
-        restore wrote it is back as it was, unless the user's things are in its way."""
+        """A rolled-back restore: the user's edits all stand (a chmod too: `rebitted`); a
+        journal path still as the restore wrote it is back as it was, unless the user's
+        things are in its way."""
         for path in changed(edited, got):
             if path not in journal:
                 self.fail("recovery touched a path outside the journal", path=path)
         for path in journal:
-            if edited.get(path) != writes.get(path):
+            if edited.get(path) != writes.get(path) or path in rebitted:
                 if got.get(path) != edited.get(path):
                     self.fail("recovery wrote over the user's edit", path=path)
                 self.bump("recovery_kept_users_edit")
