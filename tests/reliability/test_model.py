@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -281,14 +282,23 @@ def predict_undo(session: MSession, count: int, now: State) -> tuple[Prediction,
     for turn in batch:
         paths |= changed(turn.before, session.end(turn, now))
     target = {p: oldest.before.get(p) for p in paths}
-    conflicts = []
+    conflicts: set[str] = set()
     if newest.after is not None:
-        conflicts = sorted(
+        conflicts = {
             p for p in paths if now.get(p) != newest.after.get(p) and now.get(p) != target[p]
-        )
+        }
+    # An edit the user made between two of the turns (after one was sealed, before the
+    # next began) is the user's: undone together, it would go unnoticed.
+    for turn, following in pairwise(batch):
+        if turn.after is not None:
+            conflicts |= {
+                p
+                for p in paths
+                if turn.after.get(p) != following.before.get(p) and now.get(p) != target[p]
+            }
     writes = {p: target[p] for p in paths if now.get(p) != target[p]}
     ends_now = newest.after is None and session.following(newest) is None
-    return Prediction(len(batch), writes, conflicts, None, paths, not ends_now), batch
+    return Prediction(len(batch), writes, sorted(conflicts), None, paths, not ends_now), batch
 
 
 def predict_redo(session: MSession, count: int, now: State) -> tuple[Prediction, list[MTurn]]:
