@@ -175,8 +175,13 @@ class StorageFailed(RequestFailed):
             fix = "raise the limit on open files (`ulimit -n`)"
         else:
             fix = "free some space or fix the permissions"
+        return cls.refused(f"{cause}{where}", fix)
+
+    @classmethod
+    def refused(cls, what: str, fix: str = "fix the permissions") -> StorageFailed:
+        """The file system's refusal `what`, and what the user can do about it."""
         return cls(
-            f"The file system refused what turnback needed: {cause}{where}. What turnback "
+            f"The file system refused what turnback needed: {what}. What turnback "
             f"recorded before is intact; {fix}, then try again."
         )
 

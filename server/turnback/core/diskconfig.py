@@ -31,6 +31,18 @@ def _configured(repo: pygit2.Repository, key: str, default: bool) -> bool:
         return default
 
 
+def fold_case_in_shadow(repo: pygit2.Repository, folder: Path) -> None:
+    """A plain folder's shadow gets `core.ignorecase` as the folder's file system has it,
+    not as the data folder's, where libgit2 made the shadow: on a case-insensitive folder
+    (WSL's Windows drives, a share) an agent's `mv Foo.c foo.c` was captured as two files,
+    one file on disk, and the undo deleted `foo.c`, which was `Foo.c`."""
+    folds = folds_case(folder)
+    if _configured(repo, "core.ignorecase", False) != folds:
+        # Through the shadow's own file alone: a handle's config writes to whichever file
+        # libgit2 ranks first, which may be one added for git's environment (configenv.py).
+        pygit2.Config(os.path.join(repo.path, "config"))["core.ignorecase"] = folds
+
+
 def keeps_exec_bits(folder: Path) -> bool:
     """Whether a file made in `folder` keeps an exec bit set and cleared (FAT, exFAT and
     WSL's Windows drives give every file the same bits)."""

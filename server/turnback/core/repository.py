@@ -21,7 +21,7 @@ from pygit2.enums import ConfigLevel
 from ..errors import NoWorkspace, StorageFailed
 from .configenv import read_config_as_git_does
 from .discovery import ceiling_dirs, looked_in
-from .diskconfig import disk_overrides
+from .diskconfig import disk_overrides, fold_case_in_shadow
 from .durability import enable_git_fsync
 from .gitpaths import is_utf8
 from .locking import repository_lock
@@ -29,7 +29,6 @@ from .memory import bound_libgit2_memory
 from .objectwrites import written
 from .pygit2_internals import add_config_file, use_empty_index
 from .sharedperms import share_object_folders, shared_folder_bits
-from .worktree import folds_case
 
 #: Overrides the per-user data directory (tests, portable installs).
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"
@@ -144,7 +143,7 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
             else:
                 repo = written(lambda: pygit2.init_repository(str(git_dir), bare=True), str(home))
                 (home / "workdir").write_text(str(folder) + "\n", errors="surrogateescape")
-            _fold_case_as_the_folder(repo, folder)
+            fold_case_in_shadow(repo, folder)
             read_config_as_git_does(repo)
     except OSError as error:  # a full disk, a data folder the user may not write
         raise StorageFailed.from_os_error(error) from error
@@ -161,22 +160,6 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
         lock_path=home / "lock",
         user_index_path=None,
     )
-
-
-def _fold_case_as_the_folder(repo: pygit2.Repository, folder: Path) -> None:
-    """`core.ignorecase` as the folder's file system has it, not the data folder's, where
-    libgit2 made the shadow: on a case-insensitive folder (WSL's Windows drives, a share)
-    an agent's `mv Foo.c foo.c` was captured as two files, one file on disk, and the
-    undo deleted `foo.c`, which was `Foo.c`. git sets it so in a repository it makes."""
-    folds = folds_case(folder)
-    try:
-        current = repo.config.get_bool("core.ignorecase")
-    except (KeyError, pygit2.GitError):
-        current = False
-    if current != folds:
-        # Through the shadow's own file alone: a handle's config writes to whichever file
-        # libgit2 ranks first, which may be one added for git's environment (configenv.py).
-        pygit2.Config(os.path.join(repo.path, "config"))["core.ignorecase"] = folds
 
 
 def _refuse_broken_gitfile(path: Path) -> None:

@@ -168,10 +168,7 @@ class Scanner:
             if "nesting too deep" in str(error):
                 raise too_deep(self.ws.root, str(error)) from None  # the same every time
             if "Permission denied" in str(error):  # a file made unreadable: not a change
-                raise StorageFailed(
-                    f"The file system refused what turnback needed: {error}. What turnback "
-                    "recorded before is intact; fix the permissions, then try again."
-                ) from None
+                raise StorageFailed.refused(str(error)) from None
             if "not found" not in str(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
