@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from helpers import (
@@ -292,6 +293,28 @@ async def test_revert_hunk_of_an_older_turn_is_refused(client, repo: Path):
     write(repo, "src/app.py", AGENT.replace("agent two", "agent TWO"))
     result = await execute(client, first)
     assert result["applied"] is False and "out of date" in result["message"]
+
+
+# Ensures a lens `turn` that is not a number or an id is refused: `true` equals 1 in Python,
+# so it once passed for turn 1 and reverted the hunk.
+async def test_revert_hunk_refuses_a_turn_that_is_not_a_number_or_an_id(client, repo: Path):
+    received = install_apply_edit(client)
+    await agent_turn(client, repo, seal=True)
+    uri = open_file(client, repo, "src/app.py")
+    [first, *_] = [
+        lens for lens in await code_lenses(client, uri) if lens.command.title == "Revert hunk"
+    ]
+    [args] = arguments(first)
+    with pytest.raises(JsonRpcException, match="turn"):
+        await asyncio.wait_for(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="turnback.revertHunk", arguments=[{**args, "turn": True}]
+                )
+            ),
+            TIMEOUT,
+        )
+    assert received == [] and (repo / "src/app.py").read_text() == AGENT
 
 
 # ---- 17 undo turn ------------------------------------------------------------------------------

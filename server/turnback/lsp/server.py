@@ -308,6 +308,10 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         if found is None:
             return {"applied": False, "message": "The newest turn did not change this file"}
         lens_turn = p.value("turn")
+        if lens_turn is not None and (
+            isinstance(lens_turn, bool) or not isinstance(lens_turn, (int, str))
+        ):
+            raise InvalidParams("turn", "must be a turn number or a turn id")  # True == 1
         if lens_turn is not None and lens_turn not in (found[0].id, found[0].number):
             # A lens drawn before a newer turn: its hunk's lines are that older turn's.
             return {
