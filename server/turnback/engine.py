@@ -492,10 +492,11 @@ class Engine:
         cutoff = parse_age(older_than) if older_than is not None else None
         if keep is None and cutoff is None:
             raise InvalidParams("keep", "give keep, olderThan or both")
+        name = check_session(session) if session is not None else None  # even with no sessions
         with self._locked():
             targets = self.store.all()
-            if session is not None:
-                targets = [t for t in targets if t.session == check_session(session)]
+            if name is not None:
+                targets = [t for t in targets if t.session == name]
             return prune_timelines(self.store, targets, keep, cutoff, rescued)
 
 

@@ -282,6 +282,14 @@ async def test_bad_inputs_are_invalid_params_naming_the_field(client):
     await still_answers(client)
 
 
+# Ensures a bad session name is refused by prune before there is any session: it was
+# checked only against existing timelines, so `session: ""` passed on a fresh work tree.
+async def test_prune_refuses_a_bad_session_with_no_sessions_yet(client):
+    error = await rpc_error(client, "snapshot/prune", {"session": "", "keep": 1})
+    assert error.code == INVALID_PARAMS and "session" in error.message
+    await still_answers(client)
+
+
 # Ensures a rejected capture writes nothing: no turn appears in the timeline.
 async def test_rejected_capture_records_no_turn(client):
     await rpc_error(client, "snapshot/capture", {"metadata": "x"})
