@@ -282,6 +282,15 @@ async def test_bad_inputs_are_invalid_params_naming_the_field(client):
     await still_answers(client)
 
 
+# Ensures a workspace given as `file:/abs` (RFC 8089's short form, as `path` takes it) is
+# that folder, and `file:relative` is refused: only `file:///abs` was taken before.
+async def test_workspace_in_the_short_file_uri_form(client, repo: Path):
+    listing = await call(client, "snapshot/list", {"workspace": f"file:{repo.resolve()}"})
+    assert listing["workTree"] == repo.resolve().as_uri()
+    error = await rpc_error(client, "snapshot/list", {"workspace": "file:src"})
+    assert error.code == INVALID_PARAMS and "workspace" in error.message
+
+
 # Ensures a bad session name is refused by prune before there is any session: it was
 # checked only against existing timelines, so `session: ""` passed on a fresh work tree.
 async def test_prune_refuses_a_bad_session_with_no_sessions_yet(client):

@@ -73,7 +73,9 @@ class TurnbackServer(LanguageServer):
 
     def folder_for(self, workspace: str | None) -> str:
         if workspace is not None:
-            path = to_fs_path(workspace) if "://" in workspace else None
+            path = to_fs_path(workspace)  # `file:///abs` and `file:/abs` (RFC 8089) alike
+            if path and not os.path.isabs(path):
+                path = None  # `file:folder`: relative to nothing a client knows
             if path and not Path(path).is_dir() and self._is_open_folder(path):
                 raise NoWorkspace(
                     f"The workspace folder {path} no longer exists (deleted or moved); "
