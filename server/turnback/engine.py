@@ -75,7 +75,9 @@ def check_session(session: Any) -> str | None:
     if session is None:
         return None
     if not isinstance(session, str) or not session.strip():
-        raise InvalidParams("session", "must be a non-empty string")
+        raise InvalidParams(
+            "session", "must be a string that is neither empty nor only white space"
+        )
     if len(session) > MAX_SESSION_LENGTH or "\0" in session:
         raise InvalidParams("session", f"must be at most {MAX_SESSION_LENGTH} characters, no NUL")
     if len(encode_session(session)) > MAX_ENCODED_SESSION:

@@ -234,6 +234,7 @@ BAD_INPUTS = [
     ("snapshot/capture", {"metadata": "x"}, "metadata"),
     ("snapshot/capture", {"session": 7}, "session"),
     ("snapshot/capture", {"session": ""}, "session"),
+    ("snapshot/capture", {"session": " \t"}, "session"),
     ("snapshot/undo", {"count": 0}, "count"),
     ("snapshot/undo", {"count": "2"}, "count"),
     ("snapshot/undo", {"count": -1}, "count"),
