@@ -17,7 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from helpers import capture, cli_json, make_repo, read, start_server, undo, write
+from helpers import (
+    SERVER_ENV,
+    capture,
+    cli_json,
+    git,
+    make_repo,
+    read,
+    start_server,
+    undo,
+    write,
+)
 
 CASEFS = Path(__file__).parents[1] / "helpers" / "casefs.py"
 
@@ -76,6 +86,60 @@ def test_undo_and_redo_where_the_file_system_refuses_chmod(tmp_path: Path):
         cli_json(repo, "redo")
         assert (repo / "README.md").read_text() == "the agent's\n"
         assert (repo / "src/new.py").read_text() == "print('new')\n"
+
+
+# Ensures a work tree on a disk that keeps no exec bits (FAT, exFAT, WSL's Windows drives:
+# every file reads 0777; bindfs shows it so here) captures a file with the mode it had: each
+# file a turn touched was captured executable, the undo could not clear the bit, and the
+# redo refused, taking every file for the user's edit. A git repository made there (`git
+# init` sets filemode false), one copied there (its config says true) and a plain folder.
+@pytest.mark.parametrize("kind", ["made there", "copied there", "plain folder"])
+def test_a_disk_that_keeps_no_exec_bits(tmp_path: Path, kind: str):
+    if shutil.which("bindfs") is None:
+        pytest.skip("bindfs is not installed (apt-get install bindfs)")
+    backing, view = tmp_path / "backing", tmp_path / "view"
+    backing.mkdir()
+    view.mkdir()
+    script = "#!/bin/sh\necho v1\n"
+    if kind == "copied there":
+        make_repo(backing / "w", {"README.md": "hello\n", "run.sh": script})
+        git(backing / "w", "update-index", "--chmod=+x", "run.sh")
+        git(backing / "w", "commit", "-qm", "executable")
+    with mounted(["bindfs", "--perms=a+rwx", "--chmod-ignore", str(backing), str(view)], view):
+        work = view / "w"
+        if kind == "made there":
+            make_repo(work, {"README.md": "hello\n", "run.sh": script})
+            assert git(work, "config", "core.filemode").strip() == "false"
+            git(work, "update-index", "--chmod=+x", "run.sh")
+            git(work, "commit", "-qm", "executable")
+        elif kind == "plain folder":
+            write(work, "README.md", "hello\n")
+            write(work, "run.sh", script)
+        write(work, "notes.txt", "the user's\n")
+        cli_json(work, "capture", "--label", "turn")
+        write(work, "notes.txt", "the user's\n")  # written again, the same bytes
+        write(work, "README.md", "the agent's\n")
+        write(work, "run.sh", script + "echo v2\n")
+        write(work, "new.txt", "new\n")
+        cli_json(work, "capture", "--phase", "after")
+        changed = ["README.md", "new.txt", "run.sh"]
+        assert sorted(f["path"] for f in cli_json(work, "diff")["files"]) == changed
+        cli_json(work, "undo")
+        assert read(work, "README.md") == "hello\n" and read(work, "run.sh") == script
+        assert not (work / "new.txt").exists()
+        cli_json(work, "redo")  # refused before: "would overwrite changes made after the turn"
+        assert read(work, "README.md") == "the agent's\n" and read(work, "new.txt") == "new\n"
+        assert read(work, "run.sh") == script + "echo v2\n"
+        if kind == "plain folder":
+            [shadow] = (Path(SERVER_ENV["TURNBACK_DATA_DIR"]) / "shadows").glob("w-*")
+            modes = git(shadow / "repo.git", "ls-tree", "-r", "refs/turnback/main/index")
+        else:
+            modes = git(work, "ls-tree", "-r", "refs/turnback/main/index")
+        stored = {line.split("\t")[1]: line.split()[0] for line in modes.splitlines()}
+        executable = "100644" if kind == "plain folder" else "100755"  # as first captured
+        assert stored == {"README.md": "100644", "new.txt": "100644", "notes.txt": "100644"} | {
+            "run.sh": executable
+        }
 
 
 # Ensures a server whose work tree is a FUSE view (bindfs here; sshfs, virtiofs and WSL's

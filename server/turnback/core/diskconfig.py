@@ -7,8 +7,15 @@ from macOS to Linux keeps `ignorecase = true` (an untracked `Makefile` beside a 
 exec bits (an agent's `chmod -x` was no change, and a deleted script came back without its
 exec bit). turnback's handles on such a repository read these three as the disk has them,
 from a config file of turnback's own added to each handle (pygit2_internals); the user's
-config is never written. A plain folder's shadow gets `ignorecase` in its own config
-(repository.py). The probes write only in turnback's state folder.
+config is never written. A plain folder's shadow gets `ignorecase` and `filemode` in its
+own config (repository.py). The probes write only in turnback's state folder, except a
+plain folder's exec-bit probe on a file system that may drop them (a hidden folder made
+and removed at once, where turnback has no state folder of its own).
+
+A disk that keeps no exec bits (FAT, exFAT, WSL's Windows drives: every file reads 0777)
+gets `filemode = false`, as `git init` gives it: otherwise each file a turn changed was
+captured executable, the undo could not clear the bit, and the redo took the file for the
+user's edit.
 """
 
 from __future__ import annotations
@@ -21,26 +28,53 @@ from pathlib import Path
 
 import pygit2
 
+from .native import filesystem_type
 from .worktree import folds_case
 
+#: statfs(2) magic numbers of Linux file systems that keep a file's exec bits as set (ext2-4,
+#: XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS, NFS, ramfs): no probe there. Elsewhere (FAT,
+#: exFAT, NTFS, FUSE, 9p, SMB) a probe asks the disk; off Linux the config is believed.
+KEEPS_EXEC_BITS = frozenset(
+    {0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794C7630, 0x2FC12FC1, 0xF2F52010, 0x6969}
+    | {0x858458F6}
+)
+#: The shadow's own key saying its folder's exec bits were probed (the probe writes there).
+PROBED_KEY = "turnback.execbitsprobed"
 
-def _configured(repo: pygit2.Repository, key: str, default: bool) -> bool:
+
+def may_drop_exec_bits(folder: Path) -> bool:
+    """Whether `folder`'s file system is one that may give every file the same bits."""
+    kind = filesystem_type(str(folder))
+    return kind is not None and kind not in KEEPS_EXEC_BITS
+
+
+def configured(repo: pygit2.Repository, key: str, default: bool) -> bool:
     try:
         return repo.config.get_bool(key)
     except (KeyError, pygit2.GitError):
         return default
 
 
-def fold_case_in_shadow(repo: pygit2.Repository, folder: Path) -> None:
-    """A plain folder's shadow gets `core.ignorecase` as the folder's file system has it,
-    not as the data folder's, where libgit2 made the shadow: on a case-insensitive folder
-    (WSL's Windows drives, a share) an agent's `mv Foo.c foo.c` was captured as two files,
-    one file on disk, and the undo deleted `foo.c`, which was `Foo.c`."""
+def shadow_as_the_folder(repo: pygit2.Repository, folder: Path) -> None:
+    """A plain folder's shadow gets `core.ignorecase` and `core.filemode` as the folder's
+    file system has them, not as the data folder's, where libgit2 made the shadow: on a
+    case-insensitive folder (WSL's Windows drives, a share) an agent's `mv Foo.c foo.c` was
+    captured as two files, one file on disk, and the undo deleted `foo.c`, which was
+    `Foo.c`."""
+    # Through the shadow's own file alone: a handle's config writes to whichever file
+    # libgit2 ranks first, which may be one added for git's environment (configenv.py).
+    own = pygit2.Config(os.path.join(repo.path, "config"))
     folds = folds_case(folder)
-    if _configured(repo, "core.ignorecase", False) != folds:
-        # Through the shadow's own file alone: a handle's config writes to whichever file
-        # libgit2 ranks first, which may be one added for git's environment (configenv.py).
-        pygit2.Config(os.path.join(repo.path, "config"))["core.ignorecase"] = folds
+    if configured(repo, "core.ignorecase", False) != folds:
+        own["core.ignorecase"] = folds
+    if configured(repo, PROBED_KEY, False) or not may_drop_exec_bits(folder):
+        return
+    try:
+        keeps = keeps_exec_bits(folder)
+    except OSError:
+        return  # a folder it may not write: believed to keep them, probed again next time
+    own["core.filemode"] = keeps
+    own[PROBED_KEY] = True
 
 
 def keeps_exec_bits(folder: Path) -> bool:
@@ -69,13 +103,16 @@ def disk_overrides(repo: pygit2.Repository, root: Path, state_dir: Path) -> Path
     """A config file holding what the disk does where `repo`'s config disagrees, or None."""
     wanted: dict[str, bool] = {}
     folds = folds_case(root)
-    if _configured(repo, "core.ignorecase", False) != folds:
+    if configured(repo, "core.ignorecase", False) != folds:
         wanted["ignorecase"] = folds
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        if not _configured(repo, "core.filemode", True) and keeps_exec_bits(state_dir):
+        filemode = configured(repo, "core.filemode", True)
+        if not filemode and keeps_exec_bits(state_dir):
             wanted["filemode"] = True
-        if not _configured(repo, "core.symlinks", True) and keeps_symlinks(state_dir):
+        elif filemode and may_drop_exec_bits(root) and not keeps_exec_bits(state_dir):
+            wanted["filemode"] = False  # a repository copied onto a USB stick, say
+        if not configured(repo, "core.symlinks", True) and keeps_symlinks(state_dir):
             wanted["symlinks"] = True
         if not wanted:
             return None

@@ -17,6 +17,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
+from .rawhash import REGULAR_MODES, file_mode
 from .treeops import Entry
 from .worktree import Stamp, UnsafePath, check_path, stamp_of, under_real_dirs
 
@@ -30,13 +31,20 @@ class OnDisk:
     foreign: bool = False
     #: The lstat stamp it was seen with (None: nothing or a directory), to notice a change.
     stamp: Stamp | None = None
+    #: False on a disk that keeps no exec bits: a regular file matches either mode.
+    exec_bits: bool = True
 
     def matches(self, entry: Entry | None) -> bool:
-        return not self.foreign and self.entry == entry
+        if self.foreign:
+            return False
+        if self.exec_bits or self.entry is None or entry is None:
+            return self.entry == entry
+        return self.entry.oid == entry.oid and {self.entry.mode, entry.mode} <= set(REGULAR_MODES)
 
 
-def look(root: Path, path: str) -> OnDisk:
-    """The state of `path` under `root`, reading only regular files and symlinks."""
+def look(root: Path, path: str, exec_bits: bool = True) -> OnDisk:
+    """The state of `path` under `root`, reading only regular files and symlinks
+    (`exec_bits` False: on a disk that keeps none, rawhash.py)."""
     try:
         parts = check_path(path)
     except UnsafePath:
@@ -58,8 +66,8 @@ def look(root: Path, path: str) -> OnDisk:
     data, seen = _read_regular(full)
     if data is None or seen is None or stamp_of(seen) != stamp_of(st):
         return OnDisk(None, foreign=True, stamp=stamp_of(st))  # changing as we look
-    mode = FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
-    return OnDisk(Entry(str(pygit2.hash(data)), mode), stamp=stamp_of(st))
+    entry = Entry(str(pygit2.hash(data)), file_mode(st))
+    return OnDisk(entry, stamp=stamp_of(st), exec_bits=exec_bits)
 
 
 def _read_regular(full: str) -> tuple[bytes | None, os.stat_result | None]:

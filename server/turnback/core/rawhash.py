@@ -16,11 +16,26 @@ from pygit2.enums import FileMode
 
 from .objectwrites import write_blob_from
 
+#: A regular file's two modes, the ones a disk without exec bits cannot tell apart.
+REGULAR_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
-def file_mode(st: os.stat_result) -> int:
+
+def file_mode(st: os.stat_result, exec_bits: bool = True, previous: int | None = None) -> int:
+    """The mode git stores for the file `st` describes. On a disk that keeps no exec bits
+    (`exec_bits` False: FAT, exFAT, WSL's Windows drives, where every file reads 0777) a
+    regular file keeps the mode it had (`previous`), a new one is 100644: as git does
+    with `core.filemode` false."""
     if stat.S_ISLNK(st.st_mode):
         return FileMode.LINK
-    return FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
+    on_disk = FileMode.BLOB_EXECUTABLE if st.st_mode & stat.S_IXUSR else FileMode.BLOB
+    return stored_mode(on_disk, exec_bits, previous)
+
+
+def stored_mode(on_disk: int, exec_bits: bool, previous: int | None) -> int:
+    """`file_mode` from the mode the disk shows for a regular file or a symlink."""
+    if exec_bits or on_disk not in REGULAR_MODES:
+        return on_disk
+    return previous if previous in REGULAR_MODES else FileMode.BLOB
 
 
 class SpecialFile(OSError):

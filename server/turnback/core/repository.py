@@ -21,7 +21,7 @@ from pygit2.enums import ConfigLevel
 from ..errors import NoWorkspace, StorageFailed
 from .configenv import read_config_as_git_does
 from .discovery import ceiling_dirs, looked_in
-from .diskconfig import disk_overrides, fold_case_in_shadow
+from .diskconfig import configured, disk_overrides, shadow_as_the_folder
 from .durability import enable_git_fsync
 from .gitpaths import is_utf8
 from .locking import repository_lock
@@ -77,6 +77,12 @@ class WorkspaceRepo:
         is: names' case, exec bits and symlinks (diskconfig.py)."""
         if self._disk_config is not None:
             add_config_file(repo, str(self._disk_config), ConfigLevel.APP)
+
+    @functools.cached_property
+    def keeps_exec_bits(self) -> bool:
+        """Whether the work tree's disk keeps exec bits (`core.filemode` as diskconfig.py
+        reads it): where not, a file keeps the mode it was captured with (rawhash.py)."""
+        return configured(self.repo, "core.filemode", True)
 
     @functools.cached_property
     def shared_bits(self) -> int:
@@ -143,7 +149,7 @@ def _shadow_repo(folder: Path) -> WorkspaceRepo:
             else:
                 repo = written(lambda: pygit2.init_repository(str(git_dir), bare=True), str(home))
                 (home / "workdir").write_text(str(folder) + "\n", errors="surrogateescape")
-            fold_case_in_shadow(repo, folder)
+            shadow_as_the_folder(repo, folder)
             read_config_as_git_does(repo)
     except OSError as error:  # a full disk, a data folder the user may not write
         raise StorageFailed.from_os_error(error) from error

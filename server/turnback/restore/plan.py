@@ -294,7 +294,7 @@ _UNTOUCHED = object()
 
 def _as_saved(writer: WorkWriter, path: str, saved: dict[str, Entry | None]) -> Stamp | None:
     """The stamp of `path` if it holds what the saved state holds; ChangedMeanwhile if not."""
-    now = look(writer.root, path)
+    now = look(writer.root, path, writer.exec_bits)
     if not now.matches(saved[path]):
         raise ChangedMeanwhile(errno.EBUSY, "changed since it was saved", path)
     return now.stamp
@@ -314,7 +314,7 @@ def roll_back(writer: WorkWriter, writes: dict[str, Entry | None], saved: pygit2
     ledger = writer.ledger  # what the restore itself did, when known
     for path in writes:
         before = saved_entries[path]
-        now = look(writer.root, path)
+        now = look(writer.root, path, writer.exec_bits)
         if now.matches(before):
             continue
         done = ATTEMPTED if ledger is None else ledger.get(path, _UNTOUCHED)

@@ -31,7 +31,8 @@ def staging_dir(ws: WorkspaceRepo) -> Path:
 
 def writer(ctx: Context, journal_id: str) -> WorkWriter:
     """Writes into the work tree for the restore `journal_id` names."""
-    return WorkWriter(ctx.ws.root, ctx.repo, staging_dir(ctx.ws), journal_id[:16])
+    tag = journal_id[:16]
+    return WorkWriter(ctx.ws.root, ctx.repo, staging_dir(ctx.ws), tag, ctx.ws.keeps_exec_bits)
 
 
 def recover(ctx: Context) -> None:

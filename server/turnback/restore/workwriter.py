@@ -54,9 +54,13 @@ class ChangedMeanwhile(OSError):
 class WorkWriter:
     """Applies (path → entry or None) changes and remembers how to roll them back."""
 
-    def __init__(self, root: Path, repo: pygit2.Repository, staging: Path, tag: str) -> None:
+    def __init__(
+        self, root: Path, repo: pygit2.Repository, staging: Path, tag: str, exec_bits: bool = True
+    ) -> None:
         self.root = root
         self.repo = repo
+        #: Whether the disk keeps exec bits: where not, a file matches either mode (ondisk.py).
+        self.exec_bits = exec_bits
         self.staging = staging
         self._temp_prefix = f".turnback-{tag}-"
         self._staging_ok: bool | None = None

@@ -353,14 +353,14 @@ class WorkspaceScanner:
             member = self.member_of(path)
             groups.setdefault(member.path if member else "", set()).add(path)
         stamps: dict[str, Stamp | None] = {}
-        changes, skipped = self.root.path_entries(settings, groups.pop("", set()), stamps)
+        changes, skipped = self.root.path_entries(settings, groups.pop("", set()), stamps, base)
         for prefix, inside in groups.items():
             member = self.members[prefix]
             member.scanner.held.settle()  # a restore never runs beside the member's writes
             cut = len(prefix) + 1
             inner: dict[str, Stamp | None] = {}
             entries, left_out = member.scanner.path_entries(
-                settings, {p[cut:] for p in inside}, inner
+                settings, {p[cut:] for p in inside}, inner, base, f"{prefix}/"
             )
             for rel, entry in entries.items():
                 if entry is not None:

@@ -26,11 +26,11 @@ from pygit2.enums import DeltaStatus, DiffOption
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
 from ..core.objectbatch import LOOSE_UP_TO
-from ..core.rawhash import file_mode
+from ..core.rawhash import file_mode, stored_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import InvalidPath, add_with_stat
-from ..core.treeops import Entry, tree_with
+from ..core.treeops import Entry, entry_at, tree_with
 from ..core.worktree import Stamp, under_real_dirs
 from ..errors import Cancelled, StorageFailed, WorkspaceTooLarge
 from .cachewrite import CacheWriter
@@ -315,7 +315,7 @@ class Scanner:
                 oid, st = read
                 batch.held_blob(oid, st.st_size)
                 try:
-                    add_with_stat(index, path, oid, file_mode(st), st)
+                    add_with_stat(index, path, oid, self._mode(index, path, st), st)
                 except InvalidPath:
                     skipped[path] = Skipped(path, INVALID_PATH)
                     continue
@@ -445,7 +445,7 @@ class Scanner:
                     continue
                 oid, st = read
                 batch.held_blob(oid, st.st_size)
-                entry = Entry(str(oid), file_mode(st))
+                entry = Entry(str(oid), self._mode(index, path, st))
                 try:
                     add_with_stat(index, path, oid, entry.mode, st)
                 except InvalidPath:
@@ -495,16 +495,37 @@ class Scanner:
         so a restore keeps it rather than overwrite what it could not save.
         """
         stamps: dict[str, Stamp | None] = {}
-        changes, skipped = self.path_entries(settings, paths, stamps)
+        changes, skipped = self.path_entries(settings, paths, stamps, base)
         tree = tree_with(self.ws.repo, base, changes)
         return Snapshot(tree=tree, skipped=sorted(skipped, key=lambda s: s.path), stamps=stamps)
+
+    def _mode(self, index: pygit2.Index, path: str, st: os.stat_result) -> int:
+        """The mode to store for `path`: where the disk keeps no exec bits, as captured."""
+        if self.ws.keeps_exec_bits:
+            return file_mode(st)
+        try:
+            return file_mode(st, False, index[path].mode)
+        except KeyError:
+            return file_mode(st, False)
 
     def path_entries(
         self,
         settings: Settings,
         paths: set[str],
         stamps: dict[str, Stamp | None] | None = None,
+        base: pygit2.Tree | None = None,
+        prefix: str = "",
     ) -> tuple[dict[str, Entry | None], list[Skipped]]:
-        """Each of `paths` as on disk now, hashed into this repository (pathentries.py)."""
+        """Each of `paths` as on disk now, hashed into this repository (pathentries.py);
+        where the disk keeps no exec bits, a file's mode is the one at `prefix` + its path
+        in `base`."""
         self.user_index.refresh()
-        return path_entries(self.ws, self.user_index, self._policy(settings), paths, stamps)
+        policy = self._policy(settings)
+        changes, skipped = path_entries(self.ws, self.user_index, policy, paths, stamps)
+        if not self.ws.keeps_exec_bits:
+            for path, entry in changes.items():
+                if entry is not None:
+                    was = entry_at(base, prefix + path)
+                    kept = was.mode if was is not None else None
+                    changes[path] = entry._replace(mode=stored_mode(entry.mode, False, kept))
+        return changes, skipped
