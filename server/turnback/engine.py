@@ -173,7 +173,7 @@ class Engine:
                 raise ObjectMissing.from_not_found(error) from error
             finally:
                 for scanner in self.scanner.scanners():  # each repository's, members' too
-                    scanner.ws.share_object_folders()
+                    scanner.ws.settle_permissions()
 
     def _check_still_there(self) -> None:
         """The workspace folder (and its repository) deleted under a long-lived engine: say

@@ -142,6 +142,22 @@ def test_a_disk_that_keeps_no_exec_bits(tmp_path: Path, kind: str):
         }
 
 
+# Ensures the reading commands work where `.git` may not be written (mounted read-only, or
+# another user's repository read under `safe.directory`): they failed on opening the
+# repository's lock for writing ("Permission denied ... free some space").
+def test_reading_commands_work_on_a_read_only_git_directory(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "README.md", "the agent's\n")
+    cli_json(repo, "capture", "--phase", "after")
+    git_dir = str(repo / ".git")
+    with mounted(["mount", "--bind", "-o", "ro", git_dir, git_dir], repo / ".git"):
+        if os.access(git_dir, os.W_OK) and not os.statvfs(git_dir).f_flag & os.ST_RDONLY:
+            pytest.skip("this kernel ignored ro on the bind mount")
+        assert [t["turn"] for t in cli_json(repo, "list")["turns"]] == [1]
+        assert [f["path"] for f in cli_json(repo, "diff")["files"]] == ["README.md"]
+
+
 # Ensures a server whose work tree is a FUSE view (bindfs here; sshfs, virtiofs and WSL's
 # 9p drives alike) does not trust inotify, which never hears of an edit made through the
 # other side of the mount: the watcher's capture missed the user's edit, and the undo of

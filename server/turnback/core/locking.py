@@ -14,6 +14,7 @@ carries; these few lines are all turnback needs, so they stay.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -71,8 +72,10 @@ def repository_lock(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterat
     if not local.acquire(timeout=timeout):
         raise Busy(f"Another operation on this repository is still running ({path})")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_lock_file(path)
+        if fd is None:
+            yield  # no one can take it: a folder nobody may write, and nothing to guard yet
+            return
         try:
             deadline = time.monotonic() + timeout
             while not _try_lock(fd):
@@ -90,6 +93,26 @@ def repository_lock(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterat
             os.close(fd)
     finally:
         local.release()
+
+
+def _open_lock_file(path: Path) -> int | None:
+    """The lock file, made if missing (read-write for whoever the umask lets: a shared
+    repository's group, sharedperms.py). Where it may not be written (a read-only `.git`,
+    another user's repository read under `safe.directory`) it is opened read-only, which
+    flock takes all the same, so reading commands still work; None when it is not there
+    and cannot be made."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as error:
+        if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        try:
+            return os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            raise error from None
 
 
 def wait_until_free(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:

@@ -27,8 +27,9 @@ from .gitpaths import is_utf8
 from .locking import repository_lock
 from .memory import bound_libgit2_memory
 from .objectwrites import written
+from .ownership import give_back, owner_to_give_to
 from .pygit2_internals import add_config_file, use_empty_index
-from .sharedperms import share_object_folders, shared_folder_bits
+from .sharedperms import share_folder_tree, share_object_folders, shared_folder_bits
 
 #: Overrides the per-user data directory (tests, portable installs).
 DATA_DIR_ENV = "TURNBACK_DATA_DIR"
@@ -89,9 +90,21 @@ class WorkspaceRepo:
         """What git adds to the object folders of a shared repository (sharedperms.py)."""
         return 0 if self.shadow else shared_folder_bits(self.repo)
 
-    def share_object_folders(self) -> None:
-        """Gives the object folders this process made the bits git would (sharedperms.py)."""
+    def settle_permissions(self) -> None:
+        """After an operation: the object folders this process made get the bits git would
+        (sharedperms.py), and what it made in another user's repository, run as root, is
+        given to that user (ownership.py)."""
+        if self.shadow:
+            return  # in this user's own data folder
+        common = common_dir(Path(self.repo.path))
         share_object_folders(self.objects_dir, self.shared_bits)
+        for folder in (self.state_dir, common / "refs" / "turnback"):
+            share_folder_tree(folder, self.shared_bits)
+        owner = owner_to_give_to(common)
+        if owner is not None:
+            give_back([self.objects_dir], owner, depth=2)  # its folders, their objects
+            give_back([self.state_dir, common / "refs" / "turnback"], owner)
+            give_back([common / "logs" / "refs" / "turnback"], owner)
 
     @property
     def objects_dir(self) -> Path:

@@ -3,7 +3,9 @@
 git makes each `objects/xx` folder it creates group-writable (or world-readable) there;
 libgit2 makes it with the process's umask (2755 under umask 022), so another member of
 the group could no longer add an object that falls in a folder turnback created. After
-each operation, the object folders this user owns get the bits git would give them.
+each operation, the object folders this user owns get the bits git would give them, and
+so do the folders of turnback's own state and refs (`.git/turnback`, `refs/turnback`):
+another member's capture writes there too.
 """
 
 from __future__ import annotations
@@ -51,5 +53,19 @@ def share_object_folders(objects_dir: Path, bits: int) -> None:
             st = entry.stat(follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode) and st.st_uid == me and st.st_mode & bits != bits:
                 os.chmod(entry.path, stat.S_IMODE(st.st_mode) | bits)
+        except OSError:
+            continue
+
+
+def share_folder_tree(top: Path, bits: int) -> None:
+    """Adds `bits` to `top` and every folder below it that this user owns."""
+    if not bits:
+        return
+    me = os.geteuid()
+    for folder, _dirs, _files in os.walk(top):
+        try:
+            st = os.lstat(folder)
+            if st.st_uid == me and st.st_mode & bits != bits:
+                os.chmod(folder, stat.S_IMODE(st.st_mode) | bits)
         except OSError:
             continue

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.ownership import give_like, give_new
 from . import originals
 from .configs import MARKER, FileTarget, JsonTarget, hook_command, is_our_command, target
 from .harnesses import HARNESSES, Harness
@@ -80,17 +81,32 @@ def _write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> Non
     """Replaces the file `path` names, through a symlink (a config kept with the user's
     dotfiles stays a link to them)."""
     path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    old_mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    _make_folders(path.parent)
+    old = path.stat() if path.exists() else None
+    old_mode = old.st_mode & 0o7777 if old is not None else None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.chmod(tmp, mode if mode is not None else (old_mode if old_mode is not None else 0o644))
+        # Run as root (`sudo`, a dev container), the user's file stays the user's.
+        if old is not None:
+            give_like(tmp, old)
+        else:
+            give_new(tmp, path.parent)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _make_folders(folder: Path) -> None:
+    """`folder` and any missing parent, each its parent's owner's when run as root."""
+    if folder.is_dir():
+        return
+    _make_folders(folder.parent)
+    folder.mkdir(exist_ok=True)
+    give_new(folder, folder.parent)
 
 
 def _handlers(entry: Any, shape: str) -> list[Any]:

@@ -31,6 +31,7 @@ from pygit2.enums import FileMode
 
 from ..core import faults
 from ..core.durability import Touched
+from ..core.ownership import give_new
 from ..core.treeops import Entry
 from ..core.worktree import (
     Stamp,
@@ -177,6 +178,7 @@ class WorkWriter:
                 st = os.lstat(current)
             except FileNotFoundError:
                 os.mkdir(current)
+                give_new(current, current.parent)  # run as root: the folder's owner's
                 self.touched.changed_entries_of(current.parent)
                 continue
             if stat.S_ISDIR(st.st_mode):
@@ -189,6 +191,7 @@ class WorkWriter:
             if stat.S_ISREG(st.st_mode):
                 self._original_bits.setdefault(rel, stat.S_IMODE(st.st_mode) & 0o777)
             os.mkdir(current)
+            give_new(current, current.parent)
             self.touched.changed_entries_of(current.parent)
         return current
 
@@ -212,7 +215,7 @@ class WorkWriter:
         try:
             if staging is not None:
                 _inherit_group(temp, parent)
-            _keep_owner(temp, existing)
+            _keep_owner(temp, existing, parent)
             faults.step("file staged")
             if expect is not UNCHECKED:
                 self._check_unchanged(path, expect)  # the last moment before the rename
@@ -227,7 +230,7 @@ class WorkWriter:
                 # A mount point below the root: stage next to the target instead.
                 os.unlink(temp)
                 temp = self._make_temp(parent, entry, data, bits)
-                _keep_owner(temp, existing)
+                _keep_owner(temp, existing, parent)
                 os.replace(temp, target)
             self._note(path, stamp_of(os.lstat(target)))
             self.touched.wrote(target)
@@ -386,11 +389,15 @@ def _inherit_group(temp: Path, parent: Path) -> None:
         pass  # not a member of that group: keep the user's own, as git would
 
 
-def _keep_owner(temp: Path, existing: os.stat_result | None) -> None:
+def _keep_owner(temp: Path, existing: os.stat_result | None, parent: Path) -> None:
     """The owner and group of the file being replaced, where this process may give them: a
     restore run as root (a dev container over a bind-mounted project) gave the user's files
-    to root, which the user could then no longer edit outside it."""
-    if existing is None or stat.S_ISDIR(existing.st_mode) or not hasattr(os, "geteuid"):
+    to root, which the user could then no longer edit outside it. A new file run as root
+    is its folder's owner's (ownership.py)."""
+    if existing is None or stat.S_ISDIR(existing.st_mode):
+        give_new(temp, parent)
+        return
+    if not hasattr(os, "geteuid"):
         return
     if (existing.st_uid, existing.st_gid) == (os.geteuid(), os.getegid()):
         return

@@ -68,6 +68,6 @@ class HeldObjects:
                 private.anchor(anchor, batch.target)
             finally:
                 batch.close()
-                private.ws.share_object_folders()  # after the operation's own pass: again
+                private.ws.settle_permissions()  # after the operation's own pass: again
 
         self._cache_writer.start_objects(write)
