@@ -649,6 +649,43 @@ def test_exec_bits_kept_with_filemode_false(tmp_path: Path):
     assert git(repo, "config", "core.filemode").strip() == "false"
 
 
+# Ensures a same-size edit that kept its mtime (`cp -p` from a backup, `rsync -a`, `tar x`)
+# is captured whatever the repository's config says of stat data: with `core.trustctime =
+# false` (git's advice where backup tools touch ctimes) it was invisible to turnback's scan,
+# so undoing the agent's next turn put an older version over the user's, which no snapshot
+# held; `core.ignoreStat = true` makes libgit2 take every file as unchanged.
+# A plain folder's shadow reads them from the user's global config.
+@pytest.mark.parametrize("key, value", [("core.trustctime", "false"), ("core.ignorestat", "true")])
+@pytest.mark.parametrize("where", ["repository", "plain folder"])
+def test_stat_settings_never_hide_an_edit(tmp_path: Path, key: str, value: str, where: str):
+    section, name = key.split(".")
+    global_config = write(tmp_path, "gitconfig", f"[{section}]\n\t{name} = {value}\n")
+    env = {**SERVER_ENV, "GIT_CONFIG_GLOBAL": str(global_config)}
+    if where == "repository":
+        work = make_repo(tmp_path / "work", {"a.txt": "version 1 of the config\n"})
+        git(work, "config", key, value)
+    else:
+        work = tmp_path / "work"
+        write(work, "a.txt", "version 1 of the config\n")
+
+    def cli(*args: str) -> None:
+        done = run_cli(work, *args, env=env)
+        assert done.returncode == 0, done.stderr
+
+    cli("capture", "--label", "turn 1")
+    cli("capture", "--phase", "after")
+    time.sleep(1.1)  # past any racy window: the user's edit below keeps size and mtime
+    backup = write(tmp_path, "backup.txt", "the user's own edit!!!!\n")
+    st = os.stat(work / "a.txt")
+    os.utime(backup, ns=(st.st_atime_ns, st.st_mtime_ns))
+    shutil.copy2(backup, work / "a.txt")  # as `cp -p` restores it
+    cli("capture", "--label", "turn 2")
+    write(work, "a.txt", "the agent rewrote it\n")
+    cli("capture", "--phase", "after")
+    cli("undo")
+    assert read(work, "a.txt") == "the user's own edit!!!!\n"
+
+
 # Ensures a committed symlink that `core.symlinks = false` checked out as a plain file (a
 # clone made on Windows) is snapshotted as the plain file it is: the undo of an agent's edit
 # turned the user's file into a real symlink.

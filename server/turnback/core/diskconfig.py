@@ -1,16 +1,19 @@
 """What the work tree's file system really does, where a repository's config says otherwise.
 
-libgit2 compares the work tree with an index as `core.ignorecase`, `core.filemode` and
-`core.symlinks` say, and a config can be wrong for the disk under it: a repository copied
-from macOS to Linux keeps `ignorecase = true` (an untracked `Makefile` beside a tracked
-`makefile` was in no snapshot), and many users set `filemode = false` on disks that keep
-exec bits (an agent's `chmod -x` was no change, and a deleted script came back without its
-exec bit). turnback's handles on such a repository read these three as the disk has them,
-from a config file of turnback's own added to each handle (pygit2_internals); the user's
-config is never written. A plain folder's shadow gets `ignorecase` and `filemode` in its
-own config (repository.py). The probes write only in turnback's state folder, except a
-plain folder's exec-bit probe on a file system that may drop them (a hidden folder made
-and removed at once, where turnback has no state folder of its own).
+libgit2 compares the work tree with an index as `core.ignorecase`, `core.filemode`,
+`core.symlinks`, `core.trustctime` and `core.ignoreStat` say, and a config can be wrong
+for the disk under it: a repository copied from macOS to Linux keeps `ignorecase = true`
+(an untracked `Makefile` beside a tracked `makefile` was in no snapshot), and many users
+set `filemode = false` on disks that keep exec bits (an agent's `chmod -x` was no change,
+and a deleted script came back without its exec bit). Or it trades safety for speed:
+`trustctime = false` hid a same-size edit that kept its mtime (`cp -p` from a backup), and
+the undo of the next turn put an older version over it. turnback's handles on such a
+repository read the first three as the disk has them and the two stat settings as git's
+defaults, from a config file of turnback's own added to each handle (pygit2_internals);
+the user's config is never written. A plain folder's shadow gets them in its own config
+(repository.py). The probes write only in turnback's state folder, except a plain
+folder's exec-bit probe on a file system that may drop them (a hidden folder made and
+removed at once, where turnback has no state folder of its own).
 
 A disk that keeps no exec bits (FAT, exFAT, WSL's Windows drives: every file reads 0777)
 gets `filemode = false`, as `git init` gives it: otherwise each file a turn changed was
@@ -42,15 +45,28 @@ KEEPS_EXEC_BITS = frozenset(
 PROBED_KEY = "turnback.execbitsprobed"
 
 
+def stat_defaults(repo: pygit2.Repository) -> dict[str, bool]:
+    """git's defaults for the stat settings `repo`'s config changes. Stat data is only a
+    shortcut: a same-size edit that kept its mtime (`cp -p`, `tar x`) changes the ctime
+    alone, so that is trusted whatever the config says, and no file is assumed unchanged."""
+    wanted = {}
+    if not configured(repo, "core.trustctime", True):
+        wanted["trustctime"] = True
+    if configured(repo, "core.ignorestat", False):
+        wanted["ignorestat"] = False
+    return wanted
+
+
 def may_drop_exec_bits(folder: Path) -> bool:
     """Whether `folder`'s file system is one that may give every file the same bits."""
     kind = filesystem_type(str(folder))
     return kind is not None and kind not in KEEPS_EXEC_BITS
 
 
-def configured(repo: pygit2.Repository, key: str, default: bool) -> bool:
+def configured(source: pygit2.Repository | pygit2.Config, key: str, default: bool) -> bool:
+    config = source.config if isinstance(source, pygit2.Repository) else source
     try:
-        return repo.config.get_bool(key)
+        return config.get_bool(key)
     except (KeyError, pygit2.GitError):
         return default
 
@@ -67,6 +83,9 @@ def shadow_as_the_folder(repo: pygit2.Repository, folder: Path) -> None:
     folds = folds_case(folder)
     if configured(repo, "core.ignorecase", False) != folds:
         own["core.ignorecase"] = folds
+    for key, value in (("core.trustctime", True), ("core.ignorestat", False)):
+        if configured(own, key, not value) != value:  # said here: a global config may differ
+            own[key] = value
     if configured(repo, PROBED_KEY, False) or not may_drop_exec_bits(folder):
         return
     try:
@@ -101,7 +120,7 @@ def keeps_symlinks(folder: Path) -> bool:
 
 def disk_overrides(repo: pygit2.Repository, root: Path, state_dir: Path) -> Path | None:
     """A config file holding what the disk does where `repo`'s config disagrees, or None."""
-    wanted: dict[str, bool] = {}
+    wanted = stat_defaults(repo)
     folds = folds_case(root)
     if configured(repo, "core.ignorecase", False) != folds:
         wanted["ignorecase"] = folds
