@@ -11,7 +11,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from helpers import (
     undo,
     write,
 )
+from turnback.engine import Engine
 
 CASEFS = Path(__file__).parents[1] / "helpers" / "casefs.py"
 
@@ -156,6 +157,86 @@ def test_reading_commands_work_on_a_read_only_git_directory(tmp_path: Path):
             pytest.skip("this kernel ignored ro on the bind mount")
         assert [t["turn"] for t in cli_json(repo, "list")["turns"]] == [1]
         assert [f["path"] for f in cli_json(repo, "diff")["files"]] == ["README.md"]
+
+
+@contextmanager
+def whole_second_timestamps(tmp_path: Path) -> Iterator[Path]:
+    """An ext4 file system with 128-byte inodes, mounted for the block: its timestamps are
+    whole seconds, as on ext3, HFS+, FAT (2 s) and kernels' coarse clocks at a larger scale."""
+    if shutil.which("mkfs.ext4") is None:
+        pytest.skip("mkfs.ext4 is not installed")
+    image, mount_point = tmp_path / "seconds.img", tmp_path / "seconds"
+    with open(image, "wb") as handle:
+        handle.truncate(32 << 20)
+    made = subprocess.run(["mkfs.ext4", "-q", "-F", "-I", "128", str(image)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"mkfs.ext4 failed: {made.stderr.decode(errors='replace')}")
+    mount_point.mkdir()
+    with mounted(["mount", "-o", "loop", str(image), str(mount_point)], mount_point):
+        yield mount_point
+
+
+def in_one_second(steps: Callable[[], float]) -> None:
+    """Runs `steps` from the start of a second until it ends within that second (it returns
+    the mtime, in seconds, of the file it wrote first); skips after 5 tries."""
+    for _attempt in range(5):
+        time.sleep(1.02 - time.time() % 1)
+        second = int(time.time())
+        if int(steps()) == second == int(time.time()):
+            return
+    pytest.skip("the steps never fit in one second on this machine")
+
+
+# Ensures a same-size edit made in the same second as the capture that hashed the file is
+# seen where timestamps are whole seconds: the entry's stat data matched, and once the
+# private index was written in the next second (a slow machine; here its mtime is moved
+# there) nothing marked the entry racy, so the next turn's snapshot held the agent's older
+# bytes and its undo put them over the user's edit.
+def test_a_same_second_edit_after_a_capture_is_seen(tmp_path: Path):
+    with whole_second_timestamps(tmp_path) as disk:
+        repo = make_repo(disk / "repo", {"a.txt": "version one\n"})
+        engine = Engine(str(repo))
+
+        def steps() -> float:
+            write(repo, "a.txt", "the agent's\n")
+            engine.capture(label="turn 1")
+            engine.close()  # the private index written
+            write(repo, "a.txt", "the user's!\n")  # the same size, the same second
+            return os.stat(repo / "a.txt").st_ctime
+
+        in_one_second(steps)
+        index = repo / ".git" / "turnback" / "index"
+        later = os.stat(index).st_mtime + 1
+        os.utime(index, (later, later))
+        cli_json(repo, "capture", "--label", "turn 2")
+        write(repo, "a.txt", "the agent again\n")
+        cli_json(repo, "capture", "--phase", "after")
+        cli_json(repo, "undo")
+        assert read(repo, "a.txt") == "the user's!\n"
+
+
+# Ensures turnback's first capture sees a same-size edit made in the second of the user's
+# `git commit`: git itself marks such an entry racy (`git status` shows it), but the copy
+# of the user's index that seeds turnback's got a new mtime, so the entry looked clean and
+# the undo of the first turn put the committed bytes over the user's edit.
+def test_a_same_second_edit_after_git_commit_is_seen_by_the_first_capture(tmp_path: Path):
+    with whole_second_timestamps(tmp_path) as disk:
+        repo = make_repo(disk / "repo", {"README.md": "hello\n"})
+
+        def steps() -> float:
+            write(repo, "a.txt", "committed!\n")
+            git(repo, "add", "a.txt")
+            git(repo, "commit", "-qm", "a")
+            write(repo, "a.txt", "the user's\n")  # the same size, the same second
+            return os.stat(repo / "a.txt").st_ctime
+
+        in_one_second(steps)
+        time.sleep(1.1)
+        cli_json(repo, "capture", "--label", "turn")
+        write(repo, "a.txt", "the agent rewrote it\n")
+        cli_json(repo, "capture", "--phase", "after")
+        cli_json(repo, "undo")
+        assert read(repo, "a.txt") == "the user's\n"
 
 
 # Ensures a server whose work tree is a FUSE view (bindfs here; sshfs, virtiofs and WSL's

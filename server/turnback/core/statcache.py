@@ -5,11 +5,19 @@ stat data, every later scan must rehash the file to learn it did not change, and
 libgit2's UPDATE_INDEX does not fill it in. This builds the C entry with the
 lstat taken before the file was hashed (the hash is only trusted when the file's
 size and mtime were the same after reading it), as `git add` does.
+
+An entry whose file changed within `RACY_NS` of now is stored with size 0, so the next
+scan hashes the file again: where timestamps are coarse (whole seconds on ext3, HFS+ and
+FAT; a kernel tick elsewhere), a same-size edit made in the same tick after this hash
+leaves the stat data as it was. git marks such entries "racily clean" against its index
+file's mtime as it writes it; libgit2 does so only for a repository's own index, and
+turnback's is written later, on another thread, so it is done here, at the hash.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 import pygit2
 
@@ -17,6 +25,8 @@ from .pygit2_internals import add_entry, new_entry
 
 _MASK32 = 0xFFFFFFFF
 _NS = 1_000_000_000
+#: A change this close to now may share its timestamp with a later one (FAT keeps 2 s).
+RACY_NS = 3 * _NS
 
 
 def _seconds(ns: int) -> int:
@@ -42,7 +52,8 @@ def add_with_stat(
     entry.ino = st.st_ino & _MASK32
     entry.uid = st.st_uid & _MASK32
     entry.gid = st.st_gid & _MASK32
-    entry.file_size = st.st_size & _MASK32
+    racy = st.st_mtime_ns >= time.time_ns() - RACY_NS  # git's rule: by the mtime
+    entry.file_size = 0 if racy else st.st_size & _MASK32  # 0: hashed again next time
     try:
         add_entry(index, entry)
     except pygit2.GitError as error:

@@ -9,6 +9,7 @@ bytes on disk are checked from the file's bytes while it loads (seedcheck.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable
@@ -220,6 +221,10 @@ class PrivateIndex:
         if user is not None and user.exists():
             before = self._user_index.stamp_now()
             shutil.copyfile(user, self.path)
+            # With the user's index's mtime, which tells libgit2 (as git) which entries are
+            # racily clean: those are hashed again, where a fresh mtime made them trusted.
+            with contextlib.suppress(OSError):
+                shutil.copystat(user, self.path)
             if self._user_index.stamp_now() == before:
                 self._seed_of = before  # a byte copy of that version of the user's index
         else:
