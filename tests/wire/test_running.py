@@ -158,6 +158,30 @@ def test_interrupted_turn_after_quiet_period_undoes_and_redoes(repo: Path):
     assert tree_state(repo) == left
 
 
+# Proves a turn's last change is when the disk changed, not the mtime a tool set: files an
+# agent extracted with mtimes two hours ahead (a tarball from a machine whose clock was
+# ahead) kept an interrupted turn "running" for two hours, and files it copied keeping
+# yesterday's mtimes (`cp -p`, `rsync -a`) made a turn still at work look interrupted, so
+# the undo went ahead under the running agent.
+def test_mtimes_a_tool_set_never_decide_whether_a_turn_runs(repo: Path):
+    hook(repo, "UserPromptSubmit")
+    agent_writes(repo)
+    ahead = time.time() + 2 * 3600
+    os.utime(repo / "src/app.py", (ahead, ahead))
+    time.sleep(1.5)
+    assert progress(repo, quiet=1) == {1: "interrupted"}
+    listing = cli_ok(repo, "list", "--session", SESSION, quiet=1)
+    assert listing["turns"][0]["progress"] == "interrupted"
+    cli_ok(repo, "undo", "--force")  # (sealed; its undo is not the subject)
+    hook(repo, "UserPromptSubmit", "Sync the assets")
+    time.sleep(1.5)  # the prompt is older than the quiet period; the agent copies now
+    write(repo, "assets/logo.txt", "a logo\n")
+    yesterday = time.time() - 86400
+    os.utime(repo / "assets/logo.txt", (yesterday, yesterday))
+    assert progress(repo, quiet=1)[2] == "running"
+    assert cli(repo, "undo", quiet=1).returncode == EXIT_FAILED
+
+
 # Proves the harness's next prompt marks the previous turn interrupted at once (no quiet
 # period), while the new one runs; once it ends, undoing both and redoing one brings back
 # exactly what the interrupted turn left.
@@ -329,7 +353,10 @@ def test_an_older_running_turn_of_another_conversation_refuses(repo: Path, tmp_p
     assert (error["data"]["reason"], error["data"]["session"]) == ("turnRunning", "claude-code:A")
     assert read(repo, "src/app.py") == "print('by A, still running')\n"
     # The same turn, its transcript quiet for longer than the quiet period: an abandoned
-    # conversation, which no longer holds this one's undo back.
+    # conversation, which no longer holds this one's undo back. (Quiet by the disk's clock:
+    # a transcript's mtime moved back by a tool does not make it quiet.)
     old = time.time() - 300
     os.utime(transcript_a, (old, old))
-    assert cli_ok(repo, "undo", "--session", "claude-code:B", quiet=60)["turnsUndone"] == 1
+    assert cli(repo, "undo", "--session", "claude-code:B", quiet=60).returncode == EXIT_FAILED
+    time.sleep(1.5)
+    assert cli_ok(repo, "undo", "--session", "claude-code:B", quiet=1)["turnsUndone"] == 1

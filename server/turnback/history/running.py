@@ -118,7 +118,7 @@ def _seconds(value: float) -> str:
 
 
 def _rfc3339(stamp: float) -> str:
-    return rfc3339(datetime.fromtimestamp(stamp, timezone.utc))
+    return rfc3339(datetime.fromtimestamp(min(stamp, time.time()), timezone.utc))
 
 
 def _created(turn: TurnRecord) -> float:
@@ -128,12 +128,21 @@ def _created(turn: TurnRecord) -> float:
         return 0.0
 
 
-def _mtime(root: str, path: str) -> float | None:
-    """The path's mtime, or its nearest existing folder's (a deletion changes the folder)."""
+def changed_at(st: os.stat_result) -> float:
+    """When the file last changed, by the clock of this machine: its ctime, which the
+    kernel sets and no tool can (`tar x`, `cp -p` and `touch -d` set mtimes a day or two
+    hours away, and a turn looked finished, or running for hours), never later than now.
+    Windows keeps no ctime (`st_ctime` is the creation time there): its mtime."""
+    stamp = st.st_mtime if os.name == "nt" else st.st_ctime
+    return min(stamp, time.time())
+
+
+def _changed_at(root: str, path: str) -> float | None:
+    """When the path changed, or its nearest existing folder (a deletion changes it)."""
     parts = path.split("/")
     for depth in range(len(parts), -1, -1):
         try:
-            return os.lstat(os.path.join(root, *parts[:depth])).st_mtime
+            return changed_at(os.lstat(os.path.join(root, *parts[:depth])))
         except OSError:
             continue
     return None
@@ -173,7 +182,7 @@ class TurnProgress:
             return None
         paths = changed_paths(self.ctx.repo, self.ctx.tree(turn.before), self.now())
         root = str(self.ctx.ws.root)
-        stamps = [s for s in (_mtime(root, p) for p in paths) if s is not None]
+        stamps = [s for s in (_changed_at(root, p) for p in paths) if s is not None]
         last = max([_created(turn), *stamps])
         metadata = turn.metadata if isinstance(turn.metadata, dict) else {}
         return Activity(
@@ -297,7 +306,7 @@ def written_lately(path: object, quiet_period: int) -> bool:
     if not isinstance(path, str) or not path:
         return False
     try:
-        return time.time() - os.stat(path).st_mtime < quiet_period
+        return time.time() - changed_at(os.stat(path)) < quiet_period
     except (OSError, ValueError):
         return False
 
