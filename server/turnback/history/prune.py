@@ -68,12 +68,16 @@ def _survivors(timeline: Timeline, keep: int | None, cutoff: str | None) -> list
 
 
 def _newest(items: list[Any], keep: int | None, cutoff: str | None) -> list[Any]:
-    """The newest `keep` of `items` (oldest first, each with `created_at`) not before `cutoff`."""
+    """The newest `keep` of `items` (oldest first, each with `created_at`), from the first
+    one not before `cutoff` on: an item stamped early by a clock set back later keeps its
+    place, where dropping it alone cut a hole in the timeline (the undo of the turn before
+    it then took its changes for the user's)."""
     survivors = items
     if keep is not None:
         survivors = survivors[-keep:] if keep else []
     if cutoff is not None:
-        survivors = [item for item in survivors if item.created_at >= cutoff]
+        recent = (k for k, item in enumerate(survivors) if item.created_at >= cutoff)
+        survivors = survivors[next(recent, len(survivors)) :]
     return survivors
 
 
