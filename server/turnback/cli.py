@@ -41,9 +41,17 @@ _TEXT_OPTIONS = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one clear line for bad usage (its usage block buries the error)."""
+    """argparse with one clear line for bad usage (its usage block buries the error), and
+    with `--json` the protocol's error object on stdout too, as for every other error."""
+
+    #: Whether the command line asks for JSON (set before parsing: argparse fails early).
+    json_errors = False
 
     def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            from .wire import error_to_wire
+
+            print(json.dumps({"error": error_to_wire(InvalidParams("arguments", message))}))
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
@@ -93,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
 
     for name, what in (("undo", "undo the newest turns"), ("redo", "redo undone turns")):
         cmd = sub.add_parser(name, parents=[common], help=what)
-        cmd.add_argument("-n", "--count", type=int, default=1)
+        cmd.add_argument("-n", "--count", type=int, help="how many turns (default: 1)")
         cmd.add_argument("--turn", help=f"{name} every turn down/up to this one (number or id)")
         cmd.add_argument("--force", action="store_true", help="overwrite conflicting edits")
         cmd.add_argument("--dry-run", action="store_true", help="say what would change")
@@ -129,7 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     rescue = sub.add_parser(
-        "rescue", parents=[common], help="put back files a forced undo or redo overwrote"
+        "rescue",
+        parents=[_common("the session holding it (default: looked for in every session)")],
+        help="put back files a forced undo or redo overwrote",
     )
     rescue.add_argument("id", help="the rescued version's id (see `turnback list`)")
     rescue.add_argument("paths", nargs="*", default=[], metavar="PATH", help="only these files")
@@ -216,9 +226,10 @@ def _warn(message: str) -> None:
 
 
 def _workspace(args: argparse.Namespace) -> str:
-    """The -C folder as an absolute path; bad input is InvalidParams (exit 2)."""
+    """The -C folder as an absolute path, resolved as `cd` would (`link/..` is the folder
+    above the link's target, as for git -C); bad input is InvalidParams (exit 2)."""
     try:
-        folder = os.path.abspath(args.workspace)
+        folder = os.path.realpath(args.workspace)
     except FileNotFoundError:  # the shell's current directory was deleted
         raise InvalidParams("workspace", "the current directory no longer exists") from None
     if not os.path.isdir(folder):
@@ -272,6 +283,8 @@ def _capture(args: argparse.Namespace, folder: str) -> dict[str, Any]:
     """Through the work tree's daemon when one answers; else in process, then start one."""
     from .daemon.capture import capture
 
+    if args.turn is not None and args.phase != "after":
+        raise InvalidParams("turn", "--turn names the turn to seal: it goes with --phase after")
     messages: list[str] = []
     try:
         return capture(
@@ -312,10 +325,13 @@ def _dispatch(engine: Any, args: argparse.Namespace, folder: str) -> dict[str, A
     from .engine import RestoreOptions
 
     if args.command in ("undo", "redo"):
-        if args.count < 1:
+        if args.count is not None and args.turn is not None:
+            raise InvalidParams("count", "give -n or --turn, not both")
+        count = 1 if args.count is None else args.count
+        if count < 1:
             raise InvalidParams("count", "must be >= 1")
         options = RestoreOptions(
-            count=args.count, force=args.force, dry_run=args.dry_run, turn=_turn_arg(args.turn)
+            count=count, force=args.force, dry_run=args.dry_run, turn=_turn_arg(args.turn)
         )
         return getattr(engine, args.command)(args.session, options)
     if args.command == "list":
@@ -369,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         from .hooks.runner import run_hook  # before argparse: a hook exits 0 on every path
 
         return run_hook(argv[1:])
+    _Parser.json_errors = "--json" in argv
     args = _parser().parse_args(argv)
     if args.folder_first is not None and getattr(args, "workspace", ".") == ".":
         args.workspace = args.folder_first  # `turnback -C DIR list`, in git's order

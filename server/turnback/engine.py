@@ -292,7 +292,8 @@ class Engine:
                 # became the newest because that turn was undone meanwhile.
                 newest = timeline.active[-1]
                 if turn not in (newest.turn, newest.id, newest.before):
-                    raise NoOpenTurn(name, not_newest=turn)
+                    known = any(turn in (t.turn, t.id, t.before) for t in timeline.turns)
+                    raise NoOpenTurn(name, not_newest=turn, exists=known)
             snap = self.capture_now(progress, cancelled)
             if cancelled is not None and cancelled():
                 raise Cancelled()
@@ -361,11 +362,12 @@ class Engine:
             name = check_session(session) or rescued_versions.session_holding(
                 self.store.all(), request.version_id
             )
+            if name is None:
+                raise InvalidParams(
+                    "id", f"no rescued version {request.version_id!r} in any session here"
+                )
             return rescued_versions.rescue(
-                self.restorer,
-                name or self.resolve_session(None),
-                request,
-                options or RestoreOptions(),
+                self.restorer, name, request, options or RestoreOptions()
             )
 
     def file_baseline(self, session: str | None, path: str) -> tuple[Turn, bytes | None] | None:

@@ -103,9 +103,18 @@ class NoOpenTurn(RequestFailed):
     reason = Reason.NO_OPEN_TURN
 
     def __init__(
-        self, session: str, undone_turn: int | None = None, not_newest: object = None
+        self,
+        session: str,
+        undone_turn: int | None = None,
+        not_newest: object = None,
+        exists: bool = True,
     ) -> None:
-        if not_newest is not None:
+        if not_newest is not None and not exists:
+            message = (
+                f"No turn {not_newest} in session '{session}' (never made, or undone and "
+                "dropped when a later turn began). Nothing was recorded."
+            )
+        elif not_newest is not None:
             message = (
                 f"Turn {not_newest} is not the newest active turn of session '{session}' "
                 "(it was undone, or a later turn began): only the newest is sealed by an "

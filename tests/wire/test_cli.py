@@ -293,7 +293,10 @@ def test_cli_late_after_capture_seals_no_older_turn(repo: Path):
     named = run_cli(repo, "capture", "--phase", "after", "--turn", second["id"], "--json")
     error = json.loads(named.stdout)["error"]
     assert error["data"]["reason"] == "noOpenTurn"
-    assert "is not the newest active turn" in error["message"]  # not "capture before first"
+    assert "undone and dropped" in error["message"]  # not "capture before first"
+    missing = run_cli(repo, "capture", "--phase", "after", "--turn", "99", "--json")
+    error = json.loads(missing.stdout)["error"]  # not "is not the newest" of a turn never made
+    assert error["data"]["reason"] == "noOpenTurn" and "No turn 99" in error["message"]
     assert cli_json(repo, "capture", "--phase", "after", "--turn", "3")["turn"] == 3
 
 

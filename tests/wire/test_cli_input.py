@@ -7,6 +7,7 @@ or 1 (refused): never "internal error", never a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -130,6 +131,10 @@ def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str
         (("diff", "\u00b2"), "turn"),
         (("undo", "--turn", "\u00b9\u00b2"), "turn"),
         (("redo", "--turn", "1"), "turn"),  # active, not undone: it said "Nothing to redo"
+        # -n was dropped without a word, and all three turns undone.
+        (("undo", "-n", "1", "--turn", "1"), "count"),
+        # A "before" capture ignored it, opening a turn and dropping the redo stack.
+        (("capture", "--turn", "1"), "turn"),
     ],
 )
 def test_odd_input_is_exit_2(repo: Path, args: tuple[str, ...], field: str):
@@ -146,10 +151,27 @@ def test_folder_before_the_command(repo: Path, tmp_path: Path):
     assert '"label": "one"' in done.stdout
 
 
-# Ensures argparse's own usage errors are one line too, naming the option, exit 2.
+# Ensures argparse's own usage errors are one line too, naming the option, exit 2; with
+# --json the error object is on stdout, as for every other error (stdout was empty).
 def test_usage_errors_are_one_line(repo: Path):
     _one_clear_line(*_run(repo, "undo", "-n", "many"), EXIT_USAGE, "-n/--count")
     _one_clear_line(*_run(repo, "rescue"), EXIT_USAGE, "id")
+    done = run_cli(repo, "undo", "--json", "-n", "many")
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode == EXIT_USAGE and error["code"] == -32602 and "-n" in error["message"]
+
+
+# Ensures -C resolves `..` after a symlink as `cd` and `git -C` do: `link/..` is the folder
+# above the link's target, where turnback once took the folder holding the link (and would
+# have undone turns there).
+def test_folder_through_a_symlink_then_up(repo: Path, tmp_path: Path):
+    cli_json(repo, "capture", "--label", "in the repository")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(repo / "src", elsewhere / "link")
+    listing = cli_json(elsewhere, "-C", "link/..", "list")
+    assert [t["label"] for t in listing["turns"]] == ["in the repository"]
+    assert listing["workTree"] == repo.resolve().as_uri()
 
 
 # Ensures repositories turnback cannot use are refused in one line (exit 1): a broken git

@@ -103,10 +103,16 @@ class Context:
         if turn is not None and (isinstance(turn, bool) or not isinstance(turn, (int, str))):
             raise InvalidParams("turn", "must be a turn number or a turn id")
         if timeline is None or not timeline.turns:
-            raise InvalidParams("turn", "the session has no turns")
+            session = f" '{timeline.session}'" if timeline is not None else ""
+            raise InvalidParams("turn", f"the session{session} has no turns yet")
         if turn is None:
             if not timeline.active:
-                raise InvalidParams("turn", "the session has no active turn; name one")
+                newest = timeline.turns[-1].turn
+                raise InvalidParams(
+                    "turn",
+                    f"session '{timeline.session}' has no active turn (every turn is undone); "
+                    f"name one: the newest is {newest}",
+                )
             return timeline.active[-1]
         for record in timeline.turns:
             if record.turn == turn or record.id == turn or record.before == turn:
