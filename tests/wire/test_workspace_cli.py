@@ -198,3 +198,26 @@ def test_git_init_at_the_top_of_a_plain_folder_keeps_its_turns(tmp_path: Path):
     assert sorted(f["path"] for f in undone["files"]) == ["app.py", "notes.md"]
     assert read(folder, "notes.md") == "notes\n" and not (folder / "app.py").exists()
     assert (folder / ".git").is_dir()  # the agent's repository is left as it is
+
+
+# Ensures a repository that holds turns of its own is not hidden by a shadow that held the
+# folder's turns before its `git init`: an older turnback recorded the repository's turns
+# in `.git`, and after the upgrade `list` showed only the plain folder's turn and `undo`
+# acted on that stale timeline.
+def test_a_repositorys_own_turns_win_over_its_old_shadow(tmp_path: Path):
+    folder = tmp_path / "project"
+    write(folder, "notes.md", "notes\n")
+    cli_json(folder, "capture", "--label", "plain folder")
+    shadows = (Path(SERVER_ENV["TURNBACK_DATA_DIR"]) / "shadows").glob("project-*")
+    [shadow] = [s for s in shadows if (s / "workdir").read_text().strip() == str(folder)]
+    aside = shadow.with_name(shadow.name + ".aside")
+    shadow.rename(aside)  # as an older turnback, which never looked at the shadow
+    git(tmp_path, "init", "-q", str(folder))
+    cli_json(folder, "capture", "--label", "in the repository")
+    write(folder, "notes.md", "the agent's notes\n")
+    cli_json(folder, "capture", "--phase", "after")
+    aside.rename(shadow)
+    listing = cli_json(folder, "list")
+    assert [t["label"] for t in listing["turns"]] == ["in the repository"]
+    cli_json(folder, "undo")
+    assert read(folder, "notes.md") == "notes\n"

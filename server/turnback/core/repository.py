@@ -134,14 +134,21 @@ def _shadow_home(folder: Path) -> Path:
     return data_dir() / "shadows" / f"{folder.name or 'root'}-{key}"
 
 
+def _holds_turns(repo: pygit2.Repository) -> bool:
+    """Whether `repo` holds any session's turns (of any work tree)."""
+    try:
+        return any(n.startswith(f"{REF_ROOT}/") and "/sessions/" in n for n in repo.references)
+    except pygit2.GitError:
+        return False
+
+
 def _shadow_holds_turns(folder: Path) -> bool:
     """Whether `folder` has a shadow repository holding a session's turns."""
     git_dir = _shadow_home(folder) / "repo.git"
     if not (git_dir / "HEAD").exists():
         return False
     try:
-        names = pygit2.Repository(str(git_dir)).references
-        return any(n.startswith(f"{REF_ROOT}/") and "/sessions/" in n for n in names)
+        return _holds_turns(pygit2.Repository(str(git_dir)))
     except pygit2.GitError:
         return False
 
@@ -255,10 +262,16 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
             raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
         if repo.is_bare:
             raise NoWorkspace(f"{path} is in a bare git repository, which has no work tree")
-        if repo.workdir and _shadow_holds_turns(Path(repo.workdir).resolve()):
+        if (
+            repo.workdir
+            and _shadow_holds_turns(Path(repo.workdir).resolve())
+            and not _holds_turns(repo)
+        ):
             # A plain folder that became a repository (an agent's `git init` at its top):
             # its timeline stays in its shadow repository while that holds turns, or the
-            # turn that ran `git init` could be neither sealed nor undone.
+            # turn that ran `git init` could be neither sealed nor undone. Unless the
+            # repository holds turns of its own (an older turnback recorded them there):
+            # those are the newer, and hiding them undid the wrong timeline.
             return _shadow_repo(Path(repo.workdir).resolve())
         if repo.workdir:
             git_dir = Path(repo.path).resolve()
