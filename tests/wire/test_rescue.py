@@ -25,7 +25,8 @@ from helpers import (
     run_cli,
     write,
 )
-from turnback.history.timeline import Timeline
+from turnback.engine import Engine
+from turnback.history.timeline import RescuedVersion, Timeline
 from turnback.wire import rescued
 
 
@@ -263,6 +264,32 @@ def test_old_timeline_with_bare_rescued_ids_still_loads(repo: Path):
         "files": [],
     }
     assert Timeline.from_json(timeline.to_json()).rescued == [version]
+
+
+# Ensures a rescued version an older turnback kept as a bare commit id (no files noted)
+# can be put back by naming its files: `rescue ID` said "Nothing to rescue: the files
+# already hold" it, and `rescue ID PATH` that it held no such file, so the user's edit the
+# forced redo overwrote could not be brought back.
+def test_a_rescued_version_an_older_turnback_kept_is_put_back_by_name(repo: Path):
+    run = _cli(repo)
+    run("capture", label="turn")
+    write(repo, "src/app.py", "print('agent')\n")
+    run("capture", phase="after")
+    run("undo")
+    write(repo, "src/app.py", "print('mine')\n")
+    run("redo", force=True)
+    engine = Engine(str(repo))
+    timeline = engine.store.load("default")
+    assert timeline is not None
+    [kept] = timeline.rescued
+    timeline.rescued = [RescuedVersion.from_json(kept.commit)]  # as an older turnback wrote it
+    engine.store.save(timeline)
+    engine.close()
+    refused = run_cli(repo, "rescue", kept.id)
+    assert refused.returncode == 2 and "did not note its files" in refused.stderr
+    assert read(repo, "src/app.py") == "print('agent')\n"
+    cli_json(repo, "rescue", kept.id, "src")
+    assert read(repo, "src/app.py") == "print('mine')\n"
 
 
 # Ensures a rescue never silently overwrites a file open in the editor with unsaved

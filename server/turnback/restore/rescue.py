@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pygit2
+from pygit2.enums import FileMode
+
 from ..diff.turndiff import relative_path
 from ..errors import InvalidParams
 from ..history.context import RestoreOptions
@@ -47,21 +50,61 @@ def session_holding(timelines: list[Timeline], version_id: str) -> str | None:
     return next((t.session for t in timelines if t.find_rescued(version_id)), None)
 
 
-def select_files(root: Path, version: RescuedVersion, paths: list[str] | None) -> list[str]:
-    """The version's files that `paths` name (a file, or a directory holding some)."""
+def select_files(
+    root: Path, version: RescuedVersion, paths: list[str] | None, saved: pygit2.Tree
+) -> list[str]:
+    """The version's files that `paths` name (a file, or a directory holding some). A
+    version an older turnback kept noted no files: the paths are looked for in its saved
+    state (`saved`), and must be named."""
+    noted = version.files or None
     if paths is None:
-        return list(version.files)
+        if noted is None:
+            raise InvalidParams(
+                "paths",
+                f"rescued version {version.id} was kept by an older turnback, which did not "
+                f"note its files: name the ones to put back (git show {version.commit[:12]}"
+                ":PATH shows one)",
+            )
+        return list(noted)
     chosen: set[str] = set()
     for path in paths:
         try:
             rel = relative_path(root, path)
         except InvalidParams as error:  # named after the list, not the single `path`
             raise InvalidParams("paths", error.message.split(": ", 1)[-1]) from None
-        found = [f for f in version.files if not rel or f == rel or f.startswith(rel + "/")]
+        if noted is None:
+            found = _files_at(saved, rel)
+        else:
+            found = [f for f in noted if not rel or f == rel or f.startswith(rel + "/")]
         if not found:
             raise InvalidParams("paths", f"rescued version {version.id} holds no file {rel!r}")
         chosen.update(found)
     return sorted(chosen)
+
+
+def _files_at(saved: pygit2.Tree, rel: str) -> list[str]:
+    """The file at `rel` in `saved`, or every file below the folder there."""
+    if not rel:
+        return _files_in(saved)
+    try:
+        entry = saved[rel]
+    except KeyError:
+        return []
+    if entry.filemode == FileMode.TREE:
+        return _files_in(entry, f"{rel}/")  # type: ignore[arg-type]
+    return [] if entry.filemode == FileMode.COMMIT else [rel]
+
+
+def _files_in(tree: pygit2.Tree, prefix: str = "") -> list[str]:
+    """Every file path in `tree` (submodules and folders not listed)."""
+    found: list[str] = []
+    for entry in tree:
+        path = f"{prefix}{entry.name}"
+        if entry.filemode == FileMode.TREE:
+            found += _files_in(tree[entry.name], f"{path}/")  # type: ignore[arg-type]
+        elif entry.filemode != FileMode.COMMIT:
+            found.append(path)
+    return found
 
 
 def rescue(
@@ -75,8 +118,8 @@ def rescue(
         raise InvalidParams(
             "id", f"no rescued version {request.version_id!r} in session '{session}'"
         )
-    files = select_files(ctx.ws.root, version, request.paths)
     source = ctx.tree(version.commit)
+    files = select_files(ctx.ws.root, version, request.paths, source)
     snap = ctx.capture_paths(source, set(files))
     saved = ctx.snapshot_commit(snap, f"turnback: state replaced by rescue of {version.id}\n")
     plan = restorer.plan([Step(files, None, source)], snap, options, False, "rescue", [])
