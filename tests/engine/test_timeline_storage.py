@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from helpers import git, loose_objects, read, write
 from turnback.config import Settings
 from turnback.engine import Engine
-from turnback.history.timeline import Timeline
+from turnback.history.timeline import NewerTimeline, Timeline
 
 
 def _turn(engine: Engine, repo: Path, n: int) -> None:
@@ -150,3 +151,34 @@ def test_list_counts_every_sessions_turns_from_the_headers(repo: Path):
         ("legacy", 1),
         ("uncounted", 2),
     ]
+
+
+# A session a newer turnback wrote (a later format) is left as it is: read as format 2 it
+# looked empty, and the next capture saved it back with only the new turn, so its turns and
+# their snapshots became unreachable (`git gc` then deleted them). Other sessions work.
+def test_a_newer_formats_timeline_is_left_alone(repo: Path):
+    engine = Engine(str(repo))
+    for n in (1, 2):
+        _turn(engine, repo, n)
+    ref = engine.store.ref_name("default")
+    commit = engine.repo.references[ref].peel(pygit2.Commit)
+    header = json.loads(engine.repo[commit.tree["session.json"].id].data)
+    builder = engine.repo.TreeBuilder(commit.tree)
+    header["version"] = 3
+    builder.insert("session.json", engine.repo.create_blob(json.dumps(header)), 0o100644)
+    sig = pygit2.Signature("turnback", "turnback@localhost")
+    newer = engine.repo.create_commit(None, sig, sig, "v3\n", builder.write(), [commit.id])
+    engine.repo.references.create(ref, newer, force=True)
+    engine.close()
+
+    fresh = Engine(str(repo))
+    for call in (
+        lambda: fresh.list("default"),
+        lambda: fresh.capture(session="default", label="turn 3"),
+        lambda: fresh.undo("default"),
+    ):
+        with pytest.raises(NewerTimeline, match="newer turnback"):
+            call()
+    fresh.prune(keep=0)
+    assert fresh.repo.references[ref].target == newer
+    assert fresh.capture(session="other", label="elsewhere").number == 1

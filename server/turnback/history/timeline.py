@@ -259,6 +259,19 @@ class DamagedTimeline(RequestFailed):
         )
 
 
+class NewerTimeline(RequestFailed):
+    """A session's timeline a newer turnback wrote: left as it is, never set aside nor saved
+    over (an older reader would have dropped its turns)."""
+
+    def __init__(self, session: str, cause: timeline_objects.NewerFormat) -> None:
+        super().__init__(
+            f"The timeline of session '{session}' was written by a newer turnback ({cause}): "
+            "this one leaves it as it is. Upgrade turnback to use it; other sessions are "
+            "unaffected.",
+            session=session,
+        )
+
+
 class TimelineStore:
     """Reads and writes timelines; callers hold the repository lock for writes."""
 
@@ -283,6 +296,8 @@ class TimelineStore:
             if ref is None:
                 return None
             return self._read(ref.target)
+        except timeline_objects.NewerFormat as newer:
+            raise NewerTimeline(session, newer) from None
         except _UNREADABLE as error:
             raise DamagedTimeline(session, name, error) from None
 
@@ -310,8 +325,8 @@ class TimelineStore:
         for target in self._targets():
             try:
                 out.append(self._read(target))
-            except _UNREADABLE:
-                continue
+            except (*_UNREADABLE, timeline_objects.NewerFormat):
+                continue  # (a newer turnback's is left to it: never pruned nor rewritten)
         return out
 
     def headers(self) -> list[dict[str, Any]]:
@@ -342,7 +357,7 @@ class TimelineStore:
             try:
                 commit = self.repo[target]
                 header = timeline_objects.read_header(self.repo, commit)
-            except _UNREADABLE:
+            except (*_UNREADABLE, timeline_objects.NewerFormat):
                 continue
             if isinstance(header, dict) and isinstance(header.get("session"), str):
                 out.append((commit, header))

@@ -64,10 +64,24 @@ def turn_bytes(record: Any) -> bytes:
 _FIELDS: dict[type, list[str]] = {}
 
 
+class NewerFormat(Exception):
+    """A timeline a newer turnback wrote, in a format this one does not know: read as
+    format 2, it looked empty, and the next capture saved it back without its turns."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"format {version}; this turnback reads up to format {FORMAT}")
+        self.version = version
+
+
 def read_header(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, Any]:
-    """The header alone, without reading a turn (format 1: the whole JSON, turns included)."""
+    """The header alone, without reading a turn (format 1: the whole JSON, turns included);
+    NewerFormat for a format after this one's."""
     tree = commit.tree
-    return json.loads(repo[tree[HEADER if HEADER in tree else LEGACY].id].data)
+    header = json.loads(repo[tree[HEADER if HEADER in tree else LEGACY].id].data)
+    version = header.get("version") if isinstance(header, dict) else None
+    if isinstance(version, int) and version > FORMAT:
+        raise NewerFormat(version)
+    return header
 
 
 def count_turns(repo: pygit2.Repository, commit: pygit2.Commit, header: dict[str, Any]) -> int:
