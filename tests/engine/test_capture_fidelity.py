@@ -8,6 +8,7 @@ through the command line.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -54,6 +55,28 @@ def test_snapshot_holds_crlf_bytes_under_autocrlf(tmp_path: Path):
     assert git(root, "status", "--porcelain") == ""
     engine.redo()
     assert (root / "a.txt").read_bytes() == b"one\r\ntwo\r\nthree\r\n"
+
+
+# Proves a stat cache an older turnback left (its entries named git's cleaned blobs: LF for
+# a CRLF file) is started over, not trusted: after an upgrade, the next turn's snapshot held
+# LF, and its undo wrote LF over the user's CRLF file.
+def test_a_stat_cache_from_an_older_turnback_is_started_over(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"run.bat": "echo one\necho two\n", "x.py": "x\n"})
+    git(root, "config", "core.autocrlf", "true")
+    checkout_again(root, "run.bat")
+    Engine(str(root)).capture(label="a turn of this turnback")
+    private = root / ".git" / "turnback"
+    shutil.copyfile(root / ".git" / "index", private / "index")  # as an older one left it,
+    tree = git(root, "write-tree").strip()  # with its anchor naming the index's tree
+    anchor = git(root, "commit-tree", tree, "-m", "turnback index").strip()
+    git(root, "update-ref", "refs/turnback/main/index", anchor)
+    (private / "index.format").unlink(missing_ok=True)
+    engine = Engine(str(root))
+    engine.capture(label="the agent's turn")
+    write(root, "run.bat", b"ECHO ONE\r\nECHO TWO\r\n")
+    engine.capture(phase="after")
+    engine.undo()
+    assert (root / "run.bat").read_bytes() == b"echo one\r\necho two\r\n"
 
 
 # Proves undo puts back a clean/smudge-filtered file's content, never the pointer git stores.

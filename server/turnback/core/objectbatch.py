@@ -21,7 +21,7 @@ import pygit2
 from .objectwrites import written
 from .ownpacks import OwnPacks
 from .packfile import write_pack
-from .pygit2_internals import MemoryObjects
+from .pygit2_internals import MemoryObjects, set_workdir
 from .rawhash import STREAM_ABOVE
 from .treeops import DIR_MODE, raw_tree_entries
 
@@ -53,7 +53,7 @@ class ObjectBatch:
         if hold:
             handle = pygit2.Repository(target.path)
             if target.workdir:
-                handle.workdir = target.workdir
+                set_workdir(handle, target.workdir)
             self._memory = MemoryObjects.attach(handle)
             if self._memory is not None:
                 self.repo = handle

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -239,3 +240,12 @@ class MemoryObjects:
     def reset(self) -> None:
         """Forgets every object held (written elsewhere by now, or not needed)."""
         self._c["git_mempack_reset"](self._backend)
+
+
+def set_workdir(repo: pygit2.Repository, path: str) -> None:
+    """Sets `repo`'s work tree; a path that is not UTF-8 (a linked worktree named with a
+    byte that is not) goes as its bytes, which pygit2 takes where it cannot encode the str."""
+    try:
+        repo.workdir = path
+    except UnicodeEncodeError:
+        repo.workdir = os.fsencode(path)  # type: ignore[assignment]

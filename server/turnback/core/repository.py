@@ -28,7 +28,7 @@ from .locking import repository_lock
 from .memory import bound_libgit2_memory
 from .objectwrites import written
 from .ownership import give_back, owner_to_give_to
-from .pygit2_internals import add_config_file, use_empty_index
+from .pygit2_internals import add_config_file, set_workdir, use_empty_index
 from .sharedperms import share_folder_tree, share_object_folders, shared_folder_bits
 
 #: Overrides the per-user data directory (tests, portable installs).
@@ -64,7 +64,7 @@ class WorkspaceRepo:
         self.read_as_the_disk(repo)
         # Opened by its git directory: libgit2 would guess that directory's parent for the
         # work tree (a shadow repository's, or one whose `.git` is a file or a symlink).
-        repo.workdir = str(self.root)
+        set_workdir(repo, str(self.root))
         use_empty_index(repo)
         return repo
 

@@ -46,6 +46,11 @@ def _read_index(path: Path) -> pygit2.Index | None:
     return open_index(str(path)) if path.exists() else None
 
 
+#: How the private index keeps its entries; a file seeded under another is started over.
+#: 1: every entry names the bytes on disk (raw, unfiltered), its seed entries checked.
+CACHE_FORMAT = 1
+
+
 class PrivateIndex:
     """One repository's private index: loaded, seeded, preloaded and anchored."""
 
@@ -69,6 +74,8 @@ class PrivateIndex:
         #: Present from seeding until a full capture has hashed the untrusted seeded
         #: entries again (seedcheck.py), so a capture that fails first still does it.
         self.unverified = ws.state_dir / "index.unverified"
+        #: Which CACHE_FORMAT seeded the file (none: a turnback from before it was noted).
+        self.format_path = ws.state_dir / "index.format"
         #: The file as `preload` found it, and its load.
         self._preloaded: tuple[_Stamp | None, Future[pygit2.Index | None]] | None = None
         self._user_index = user_index
@@ -155,8 +162,17 @@ class PrivateIndex:
         self.ws.state_dir.mkdir(parents=True, exist_ok=True)
         if not self.ws.shadow:
             refuse_sparse_index(self.ws.repo)  # before a seed copies it
-        if not self.path.exists():
+        if not self.path.exists() or not self._written_by_this_format():
             self.reseed()
+
+    def _written_by_this_format(self) -> bool:
+        """Whether the file was seeded by a turnback that keeps this cache as this one does:
+        one from before snapshots held the bytes on disk named git's cleaned blobs (LF for a
+        CRLF file), which this one trusted, and an undo wrote LF over the user's CRLF."""
+        try:
+            return self.format_path.read_text().strip() == str(CACHE_FORMAT)
+        except (OSError, UnicodeError):
+            return False
 
     def preload(self) -> None:
         """Starts loading the index, seeding it first if need be, for the next capture:
@@ -230,6 +246,7 @@ class PrivateIndex:
         else:
             pygit2.Index(str(self.path)).write()
         self._seed_file = _file_stamp(self.path)
+        self.format_path.write_text(f"{CACHE_FORMAT}\n")
 
     def _anchored_tree(self, index: pygit2.Index) -> pygit2.Oid | None:
         """This index's tree when the anchor ref holds it, so gc kept all it names."""
