@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import logging
 import os
 import struct
 from collections.abc import Callable
@@ -49,6 +50,14 @@ _MASK = (
     | _IN_DONT_FOLLOW
 )
 _EVENT = struct.Struct("iIII")
+
+
+log = logging.getLogger(__name__)
+
+#: How to lift the kernel's limit, said once when a watch is refused for it.
+LIMIT_HINT = (
+    ": the inotify watch limit is reached (raise it: sysctl fs.inotify.max_user_watches=524288)"
+)
 
 
 class GaveWay(Exception):
@@ -110,6 +119,11 @@ class Watcher:
         self.dirs: dict[int, str] = {}
         self.lost = False
         self.changed: set[str] = set()
+        #: Directories inotify refused to watch (the watch limit, permissions): while any
+        #: is left, every drain says "unknown", and each tries them again.
+        self.unwatched: set[str] = set()
+        #: The queue overflowed: directories made meanwhile may have no watch yet.
+        self._overflowed = False
         #: Directories `skip_dir` ruled out, asked again by `watch_again`.
         self.skipped: set[str] = set()
         #: Asked before each directory of the first walk: True stops it (GaveWay).
@@ -132,8 +146,18 @@ class Watcher:
         if wd < 0:
             code = ctypes.get_errno()
             if code not in (errno.ENOENT, errno.ENOTDIR):
-                self.lost = True  # ENOSPC (watch limit), EACCES...: we are blind there
+                # ENOSPC (the watch limit), EACCES...: blind there until a watch takes.
+                if not self.unwatched:  # once, not for each of thousands of folders
+                    log.warning(
+                        "turnback cannot watch %s (%s)%s; captures scan the whole work tree "
+                        "until it can",
+                        full,
+                        os.strerror(code),
+                        LIMIT_HINT if code == errno.ENOSPC else "",
+                    )
+                self.unwatched.add(rel)
             return False
+        self.unwatched.discard(rel)
         self.dirs[wd] = rel
         return True
 
@@ -183,7 +207,17 @@ class Watcher:
             except BlockingIOError:
                 break
             self._parse(data)
-        if self.lost:
+        if self._overflowed:
+            # Events were dropped, among them the creation of directories, which then
+            # got no watch: every directory is asked again (those watched answer at once).
+            self._overflowed = False
+            self._watch_tree("")
+        for rel in sorted(self.unwatched):
+            if os.path.isdir(os.path.join(self.root, rel)):
+                self._watch_tree(rel)
+            else:
+                self.unwatched.discard(rel)
+        if self.lost or self.unwatched:
             self.lost = False
             self.changed = set()
             return None
@@ -198,7 +232,7 @@ class Watcher:
             name = data[offset : offset + length].rstrip(b"\0").decode(errors="surrogateescape")
             offset += length
             if mask & _IN_Q_OVERFLOW:
-                self.lost = True
+                self.lost = self._overflowed = True
                 continue
             parent = self.dirs.get(wd)
             if mask & _IN_IGNORED:
