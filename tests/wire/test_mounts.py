@@ -239,6 +239,27 @@ def test_a_same_second_edit_after_git_commit_is_seen_by_the_first_capture(tmp_pa
         assert read(repo, "a.txt") == "the user's\n"
 
 
+# Ensures a nested repository turnback may not write (a read-only checkout: its `.git`
+# mounted read-only here) is reported and left alone, and the rest of the workspace is
+# captured and undone: every capture of the whole workspace failed on it, so an agent's
+# turns were never recorded.
+def test_a_read_only_nested_repository_is_reported_and_the_rest_captured(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    vendor = make_repo(repo / "vendor", {"v.txt": "vendored\n"})
+    git_dir = str(vendor / ".git")
+    with mounted(["mount", "--bind", "-o", "ro", git_dir, git_dir], vendor / ".git"):
+        if os.access(git_dir, os.W_OK):
+            pytest.skip("this kernel ignored ro on the bind mount")
+        turn = cli_json(repo, "capture", "--label", "turn")
+        assert {"path": "vendor", "reason": "nestedRepository"} in turn["skipped"]
+        write(repo, "README.md", "the agent's\n")
+        write(repo, "vendor/v.txt", "the agent's too\n")
+        cli_json(repo, "capture", "--phase", "after")
+        cli_json(repo, "undo")
+        assert read(repo, "README.md") == "hello\n"
+        assert read(repo, "vendor/v.txt") == "the agent's too\n"  # never captured: kept
+
+
 # Ensures a server whose work tree is a FUSE view (bindfs here; sshfs, virtiofs and WSL's
 # 9p drives alike) does not trust inotify, which never hears of an edit made through the
 # other side of the mount: the watcher's capture missed the user's edit, and the undo of

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pygit2
 
-from ..core.repository import WorkspaceRepo, open_workspace
+from ..core.repository import WorkspaceRepo, common_dir, open_workspace
 from ..errors import TurnbackError
 from .scanner import Scanner, Snapshot
 
@@ -47,6 +49,12 @@ def open_member(workspace: WorkspaceRepo, path: str) -> WorkspaceRepo | None:
         return None
     if ws.shadow or ws.root != folder.resolve():
         return None  # a broken `.git`: discovery found an enclosing repository instead
+    git_dir = common_dir(Path(ws.repo.path))
+    if not all(os.access(d, os.W_OK) for d in (git_dir, git_dir / "objects")):
+        # A read-only checkout (a vendored copy, a read-only mount, another user's
+        # repository): turnback may keep no state there, and every capture of the whole
+        # workspace failed on it. Reported as a nested repository, and never written.
+        return None
     key = hashlib.sha256(str(workspace.root).encode()).hexdigest()[:12]
     return dataclasses.replace(
         ws, worktree_key=f"{ws.worktree_key}-in-{key}", state_dir=ws.state_dir / f"in-{key}"
