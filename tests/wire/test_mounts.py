@@ -5,6 +5,7 @@ skips where this process may not mount (not root, no FUSE, no bindfs)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import stat
@@ -258,6 +259,40 @@ def test_a_read_only_nested_repository_is_reported_and_the_rest_captured(tmp_pat
         cli_json(repo, "undo")
         assert read(repo, "README.md") == "hello\n"
         assert read(repo, "vendor/v.txt") == "the agent's too\n"  # never captured: kept
+
+
+# Ensures the warning a Stop hook gives for a turn it could not record names a log that
+# exists: with `.git` read-only, it named `.git/turnback/hook.log`, which could not be
+# written, and the error was logged nowhere. The user's state folder keeps it then.
+def test_a_hook_on_a_read_only_git_directory_logs_where_it_says(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    git_dir = str(repo / ".git")
+    env = {**SERVER_ENV, "XDG_STATE_HOME": str(tmp_path / "state")}
+
+    def hook(event: str) -> subprocess.CompletedProcess:
+        payload = {"session_id": "ro", "cwd": str(repo), "hook_event_name": event}
+        if event == "UserPromptSubmit":
+            payload["prompt"] = "edit the readme"
+        return subprocess.run(
+            [sys.executable, "-m", "turnback", "hook", "claude-code", event],
+            cwd=repo,
+            env=env,
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    with mounted(["mount", "--bind", "-o", "ro", git_dir, git_dir], repo / ".git"):
+        if os.access(git_dir, os.W_OK):
+            pytest.skip("this kernel ignored ro on the bind mount")
+        assert hook("UserPromptSubmit").returncode == 0
+        stop = hook("Stop")
+    assert stop.returncode == 0
+    message = json.loads(stop.stdout)["systemMessage"]
+    assert "did not record this turn" in message
+    log = Path(message.rsplit("log: ", 1)[1].rstrip(")"))
+    assert log.is_file() and "before:" in log.read_text()
 
 
 # Ensures a server whose work tree is a FUSE view (bindfs here; sshfs, virtiofs and WSL's

@@ -69,19 +69,26 @@ def log_path(cwd: str) -> Path:
 
 
 def log(cwd: str, message: str) -> Path | None:
-    """Appends one timestamped line to the hook log; returns its path, or None if unwritable."""
-    path = log_path(cwd)
+    """Appends one timestamped line to the hook log; returns its path, or None if unwritable.
+    Where `<git dir>/turnback` cannot be written, the user's state folder keeps it."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} {message.rstrip()}\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > _LOG_LIMIT:
-            os.replace(path, path.with_suffix(".log.1"))
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(line)
-        return path
-    except OSError:
-        return None
+    for path in (log_path(cwd), user_state_dir() / "hook.log"):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() and path.stat().st_size > _LOG_LIMIT:
+                os.replace(path, path.with_suffix(".log.1"))
+            with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
+                handle.write(line)
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def written_log(cwd: str) -> Path | None:
+    """The hook log that holds this work tree's lines: its own, else the user's, if any."""
+    return next((p for p in (log_path(cwd), user_state_dir() / "hook.log") if p.exists()), None)
 
 
 def _note_name(session: str) -> str:

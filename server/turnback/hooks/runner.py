@@ -102,9 +102,10 @@ def _after(call: HookCall) -> str | None:
         note = {**note, "turn": late}  # the hook gave up, but the capture went on and ended
     if "turn" not in note:
         hookstate.write_note(call.cwd, call.note_key, {"handled": True})
+        where = hookstate.written_log(call.cwd)
         return (
             "turnback did not record this turn (its snapshot before the turn failed: "
-            f"{note.get('error', 'unknown error')}; log: {hookstate.log_path(call.cwd)})"
+            f"{note.get('error', 'unknown error')}" + (f"; log: {where})" if where else ")")
         )
     try:
         capture(call.cwd, {**call.params(), "turn": note["turn"]})
