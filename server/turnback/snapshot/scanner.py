@@ -15,6 +15,7 @@ regular files: a FIFO, socket or device is reported, never read.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,6 +69,13 @@ SCAN_FLAGS = (
 )
 
 Progress = Callable[[str, int | None], None]
+
+
+def _denied(libgit2_says: str) -> str:
+    """libgit2's refusal to read a file, in plain words: its "failed open - 'x' is locked:
+    Permission denied" reads as if another program held the file."""
+    found = re.search(r"'(.+)' is locked: Permission denied", libgit2_says)
+    return f"Permission denied ({found.group(1)})" if found else libgit2_says
 
 
 @dataclass
@@ -168,7 +176,7 @@ class Scanner:
             if "nesting too deep" in str(error):
                 raise too_deep(self.ws.root, str(error)) from None  # the same every time
             if "Permission denied" in str(error):  # a file made unreadable: not a change
-                raise StorageFailed.refused(str(error)) from None
+                raise StorageFailed.refused(_denied(str(error))) from None
             if "not found" not in str(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
