@@ -169,6 +169,8 @@ class RestoreResult:
     head_moved: HeadMoved | None = None
     repository_changes: list[RepositoryChange] | None = None
     agent_hint: AgentHint | None = None
+    #: A forced restore's overwritten files, kept as this rescued version.
+    rescued: Rescued | None = None
 
 
 @dataclass

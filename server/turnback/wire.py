@@ -195,6 +195,8 @@ def restore_result(x: r.RestoreResult) -> dict[str, Any]:
         out["repositoryChanges"] = [repository_change(c) for c in x.repository_changes]
     if x.agent_hint is not None:
         out["agentHint"] = agent_hint(x.agent_hint)
+    if x.rescued is not None:
+        out["rescued"] = rescued(x.rescued)
     return out
 
 

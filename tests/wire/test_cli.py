@@ -72,6 +72,7 @@ def test_cli_human_output(repo: Path):
     assert "first" in listing
     undo = run_cli(repo, "undo").stdout
     assert undo.startswith("Undid 1 turn (1 file changed)") and "modified src/app.py" in undo
+    assert "turn 1 \"first\" of session 'default'" in undo  # which, as sessions come and go
     assert "(undone)" in run_cli(repo, "list").stdout
     redo = run_cli(repo, "redo").stdout
     assert redo.startswith("Redid 1 turn") and "src/app.py" in redo

@@ -188,9 +188,11 @@ def test_forced_undo_edit_survives_a_new_capture(repo: Path):
     write(repo, "src/app.py", "print('agent')\n")
     run("capture", phase="after")
     write(repo, "src/app.py", "print('mine, after the turn')\n")
-    run("undo", force=True)
+    forced = run("undo", force=True)
     run("capture", label="next turn")  # the redo stack, and its saved state, are gone
     [version] = run("list")["rescued"]
+    assert forced["rescued"] == version  # said by the undo itself, not only by `list`
+    assert f"turnback rescue {version['id']}" in forced["message"]
     assert version["reason"] == "forcedUndo" and version["files"] == ["src/app.py"]
     cli_json(repo, "rescue", version["id"])
     assert read(repo, "src/app.py") == "print('mine, after the turn')\n"

@@ -160,6 +160,8 @@ export interface RestoreResult {
     message: string;
     dryRun: boolean;
     headMoved?: { oldHead: string | null; newHead: string | null };
+    /** A forced restore's overwritten edits, kept as this rescued version. */
+    rescued?: RescuedVersion;
 }
 
 /** A turn by number or by id. */

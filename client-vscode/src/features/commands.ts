@@ -146,7 +146,7 @@ export function registerCommands(ctx: TurnbackContext, hooks: CommandHooks): Dis
         registerCommand(Commands.redoTurn, guarded((arg?: unknown) => redoTurn(ctx, arg))),
         registerCommand(Commands.undoTurns, guarded((arg?: unknown) => undoTurns(ctx, arg))),
         registerCommand(Commands.showTurns, guarded(() => showTurns(ctx))),
-        registerCommand(Commands.rescueVersion, guarded(() => rescueVersion(ctx))),
+        registerCommand(Commands.rescueVersion, guarded((arg?: unknown) => rescueVersion(ctx, arg))),
         registerCommand(
             Commands.showTurnDiff,
             guarded((arg?: unknown) => showTurnDiff(ctx, asRecord(arg) as DiffParams)),

@@ -5,7 +5,7 @@ import type { MessageItem, QuickPickItem } from 'vscode';
 import { traceInfo } from '../common/logging';
 import { isConflict, RescuedVersion, RescueParams, RescueResult, Target } from '../common/protocol';
 import { showInformationMessage, showQuickPick, showWarningMessage } from '../common/vscodeapi';
-import { TurnbackContext } from './context';
+import { targetFromParams, TurnbackContext } from './context';
 import { syncEditors } from './restore';
 import { formatAge, plural } from './turns';
 
@@ -54,24 +54,11 @@ async function confirmUnsaved(files: readonly string[]): Promise<boolean> {
     return choice?.title === PUT_BACK_ANYWAY;
 }
 
-export async function rescueVersion(ctx: TurnbackContext): Promise<RescueResult | undefined> {
-    const target: Target = ctx.target();
-    const list = await ctx.api.list({ ...target, limit: 1 });
-    const versions = list.rescued ?? [];
-    if (!versions.length) {
-        void showInformationMessage(`turnback: no rescued versions in session "${list.session}". A forced undo or redo saves what it overwrites here.`);
+export async function rescueVersion(ctx: TurnbackContext, arg?: unknown): Promise<RescueResult | undefined> {
+    const params = namedVersion(ctx, arg) ?? (await pickedVersion(ctx));
+    if (!params) {
         return undefined;
     }
-    const picked = await showQuickPick(rescuePickItems(versions), {
-        title: `turnback: rescued versions of session "${list.session}"`,
-        placeHolder: 'Choose the version whose files to put back',
-        matchOnDescription: true,
-        matchOnDetail: true,
-    });
-    if (!picked) {
-        return undefined;
-    }
-    const params: RescueParams = { ...target, session: list.session, id: picked.version.id };
     let result: RescueResult;
     try {
         result = await ctx.api.rescue(params);
@@ -94,4 +81,32 @@ export async function rescueVersion(ctx: TurnbackContext): Promise<RescueResult 
     const kept = result.kept.length ? ` Left alone: ${result.kept.map((k) => `${k.path} (${k.reason})`).join(', ')}.` : '';
     void showInformationMessage(`turnback: ${result.message}.${kept}`);
     return result;
+}
+
+/** The version a caller named (`{id, session?, workspace?}`: a forced restore's summary). */
+function namedVersion(ctx: TurnbackContext, arg: unknown): RescueParams | undefined {
+    const named = arg && typeof arg === 'object' ? (arg as Record<string, unknown>) : {};
+    if (typeof named.id !== 'string' || !named.id) {
+        return undefined;
+    }
+    const session = typeof named.session === 'string' ? { session: named.session } : {};
+    return { ...targetFromParams(named, ctx.target()), ...session, id: named.id };
+}
+
+/** The version the user picks from the current session's. */
+async function pickedVersion(ctx: TurnbackContext): Promise<RescueParams | undefined> {
+    const target: Target = ctx.target();
+    const list = await ctx.api.list({ ...target, limit: 1 });
+    const versions = list.rescued ?? [];
+    if (!versions.length) {
+        void showInformationMessage(`turnback: no rescued versions in session "${list.session}". A forced undo or redo saves what it overwrites here.`);
+        return undefined;
+    }
+    const picked = await showQuickPick(rescuePickItems(versions), {
+        title: `turnback: rescued versions of session "${list.session}"`,
+        placeHolder: 'Choose the version whose files to put back',
+        matchOnDescription: true,
+        matchOnDetail: true,
+    });
+    return picked ? { ...target, session: list.session, id: picked.version.id } : undefined;
 }

@@ -118,17 +118,25 @@ export async function afterRestore(ctx: TurnbackContext, kind: RestoreKind, para
         message += ` ${plural(unsaved.length, 'editor')} with unsaved changes still show${unsaved.length === 1 ? 's' : ''} your text.`;
     }
     const again = count ? (kind === 'undo' ? 'Redo' : 'Undo') : undefined;
+    const rescued = result.rescued;
+    const buttons = [again, rescued ? PUT_BACK_MINE : undefined].filter((b): b is string => b !== undefined);
     // Not awaited: a notification stays until dismissed, and the command is done.
-    const shown = again ? showInformationMessage(message, again) : showInformationMessage(message);
+    const shown = showInformationMessage(message, ...buttons);
     void Promise.resolve(shown).then(
         (choice) => {
             if (choice === again && count) {
                 void executeCommand(kind === 'undo' ? 'turnback.redoTurn' : 'turnback.undoTurn', { ...targetFromParams(params, {}), count });
+            } else if (choice === PUT_BACK_MINE && rescued) {
+                const session = result.turns[0]?.session;
+                void executeCommand('turnback.rescueVersion', { ...targetFromParams(params, {}), session, id: rescued.id });
             }
         },
         () => undefined,
     );
 }
+
+/** The button a forced restore's summary offers: its overwritten edits, put back. */
+export const PUT_BACK_MINE = 'Put Back My Changes';
 
 function readDisk(file: string): string | undefined {
     try {

@@ -211,11 +211,12 @@ describe('undo and redo', () => {
         repo.write('src/app.py', 'agent version\n');
         await server.request('snapshot/undo', ws);
         repo.write('src/app.py', 'edited after the undo\n');
-        await server.request('snapshot/redo', { ...ws, force: true });
+        const forced = await server.request<RestoreResult>('snapshot/redo', { ...ws, force: true });
 
         const list = await server.request<ListResult>('snapshot/list', { ...ws, limit: 1 });
         const [version] = list.rescued ?? [];
         expect(version).toMatchObject({ reason: 'forcedRedo', files: ['src/app.py'] });
+        expect(forced.rescued).toEqual(version); // what the editor's "Put Back My Changes" names
         const result = await server.request<RescueResult>('snapshot/rescue', { ...ws, session: list.session, id: version.id });
         expect(repo.read('src/app.py')).toBe('edited after the undo\n');
         expect(result.rescued.id).toBe(version.id);

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 vi.mock('../../src/common/vscodeapi', () => import('./fakes/vscodeapi'));
 
 import * as api from './fakes/vscodeapi';
-import { CANCEL, confirmOverwrite, OVERWRITE, restore, syncEditors } from '../../src/features/restore';
+import { CANCEL, confirmOverwrite, OVERWRITE, PUT_BACK_MINE, restore, syncEditors } from '../../src/features/restore';
 import { conflictError, fakeServer, makeCtx, restoreResult, WS } from './helpers';
 
 beforeEach(() => api.resetVscodeApi());
@@ -42,6 +42,29 @@ describe('the conflict flow (-32803, reason "conflict")', () => {
         ]);
         expect(result?.turnsUndone).toBe(1);
         expect(api.showInformationMessage).toHaveBeenCalledWith('Undid 1 turn (1 file changed)', 'Redo');
+    });
+
+    // Proves the summary of a forced undo offers the edits it overwrote back: the server kept
+    // them as a rescued version, and "Put Back My Changes" puts back exactly that one.
+    it('a forced undo offers to put the overwritten edits back', async () => {
+        const kept = { id: '8c61d0a4f3b2e917', createdAt: '2026-11-28T20:00:00.000Z', reason: 'forcedUndo', files: ['src/app.py'] };
+        let calls = 0;
+        const server = fakeServer({
+            'snapshot/undo': (params) => {
+                calls += 1;
+                if (calls === 1 && !params.force) {
+                    throw conflictError(['src/app.py']);
+                }
+                return restoreResult('undo', 1, { rescued: kept, turns: [{ session: 'claude-code:c1' }] });
+            },
+        });
+        api.showWarningMessage.mockImplementationOnce(async (_m: string, _o: unknown, overwrite: unknown) => overwrite);
+        api.showInformationMessage.mockImplementationOnce(async () => PUT_BACK_MINE);
+        await restore(makeCtx(server), 'undo', { workspace: WS, count: 1 });
+        expect(api.showInformationMessage).toHaveBeenCalledWith('Undid 1 turn (1 file changed)', 'Redo', PUT_BACK_MINE);
+        await vi.waitFor(() =>
+            expect(api.executeCommand).toHaveBeenCalledWith('turnback.rescueVersion', { workspace: WS, session: 'claude-code:c1', id: kept.id }),
+        );
     });
 
     it('"Cancel" sends no retry and changes nothing', async () => {

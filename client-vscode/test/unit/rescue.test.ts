@@ -60,6 +60,17 @@ describe('turnback: Put Back a Rescued Version', () => {
         expect(api.showInformationMessage.mock.calls[0][0]).toContain('Put back 1 file of rescued version 8c61d0a4f3b2e917');
     });
 
+    // Proves a version named by its caller (a forced restore's "Put Back My Changes") is put
+    // back at once, in its own session, with no list and no pick.
+    it('puts back a version named by id without asking', async () => {
+        const v = version('8c61d0a4f3b2e917', 'forcedUndo', ['src/app.py']);
+        const server = fakeServer({ 'snapshot/rescue': () => rescued(v) });
+        await rescueVersion(makeCtx(server), { workspace: WS, session: 'claude-code:c1', id: v.id });
+        expect(server.calls('snapshot/rescue')).toEqual([{ workspace: WS, session: 'claude-code:c1', id: v.id }]);
+        expect(server.calls('snapshot/list')).toEqual([]);
+        expect(api.showQuickPick).not.toHaveBeenCalled();
+    });
+
     // Proves a session without rescued versions says so and offers no pick.
     it('says so when there is nothing to put back', async () => {
         const server = fakeServer({ 'snapshot/list': () => listOf([turn(1)], { rescued: [] }) });

@@ -20,7 +20,15 @@ from ..core.worktree import holds_repository
 from ..errors import Busy, Conflict, RestoreFailed, StorageFailed
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
-from ..history.timeline import ACTIVE, FORCED_REDO, FORCED_UNDO, UNDONE, Timeline, TurnRecord
+from ..history.timeline import (
+    ACTIVE,
+    FORCED_REDO,
+    FORCED_UNDO,
+    UNDONE,
+    RescuedVersion,
+    Timeline,
+    TurnRecord,
+)
 from ..results import HeadMoved, KeptFile, RestoreResult
 from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.scanner import Progress, Snapshot
@@ -35,6 +43,7 @@ from .batches import (
     undo_batch,
 )
 from .leftout import moved_here, moved_left_out, reason_at, unreadable_in
+from .messages import failure_state, nothing, say_rescued, which_turns
 from .plan import (
     CHANGED_DURING_RESTORE,
     LeftByUndo,
@@ -185,7 +194,7 @@ class Restorer:
                 ctx.journal.end()  # else the next operation's recovery retries the rollback
             writer.drop_ledger(keep_file=not failed.rolled_back)
             raise RestoreFailed(
-                f"{operation.capitalize()} failed: {failed}. {_failure_state(failed)} "
+                f"{operation.capitalize()} failed: {failed}. {failure_state(failed)} "
                 f"The saved state is commit {saved_commit}.",
                 path=failed.path,
                 rolled_back=failed.rolled_back,
@@ -222,7 +231,7 @@ class Restorer:
             f"{'Would ' + operation if dry else verb} {what} "
             f"({files} file{'s' if files != 1 else ''} {'to change' if dry else 'changed'}"
             + (f", {len(plan.kept)} kept" if plan.kept else "")
-            + ")"
+            + f"): {which_turns(turns)} of session '{timeline.session}'"
         )
         return RestoreResult(
             operation=operation,
@@ -253,7 +262,7 @@ class Restorer:
         if timeline is not None and options.turn is not None and not timeline.active:
             undo_batch(self.ctx, timeline, options)  # a named turn that is not active: -32602
         if not timeline or not timeline.active:
-            return _nothing("undo", "Nothing to undo")
+            return nothing("undo", "Nothing to undo")
         batch = undo_batch(self.ctx, timeline, options)
         oldest, newest = batch[0], batch[-1]
         end = self.ctx.end_tree(timeline, newest)
@@ -279,6 +288,7 @@ class Restorer:
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left = self._left_out(timeline, oldest, newest, snap if end is None else None)
         plan.kept += [k for k in left if k.path not in seen]
+        rescued: RescuedVersion | None = None
         if not options.dry_run:
             for turn in batch:
                 turn.state = UNDONE
@@ -286,9 +296,10 @@ class Restorer:
                 turn.replaced = None
             newest.replaced = saved
             if options.force and plan.conflicts:  # found even after a capture drops redo
-                timeline.add_rescued(saved, FORCED_UNDO, plan.conflicts)
+                rescued = timeline.add_rescued(saved, FORCED_UNDO, plan.conflicts)
             self.apply("undo", timeline, plan, snap, saved, step.target)
         result = self._result("undo", timeline, list(reversed(batch)), plan, options.dry_run)
+        say_rescued(result, rescued)
         self._head_note(result, oldest)
         if notes.changes:
             result.repository_changes = notes.changes
@@ -350,7 +361,7 @@ class Restorer:
         if timeline is not None and options.turn is not None and not timeline.undone:
             redo_turns(self.ctx, timeline, options)  # a named turn that is not undone: -32602
         if not timeline or not timeline.undone:
-            return _nothing("redo", "Nothing to redo")
+            return nothing("redo", "Nothing to redo")
         turns = redo_turns(self.ctx, timeline, options)
         steps = [redo_step(self.ctx, timeline, turn) for turn in turns]
         touched = set().union(*(set(step.paths) for step in steps))
@@ -359,33 +370,18 @@ class Restorer:
         plan = self.plan(
             steps, snap, options, True, "redo", redo_target_skipped(timeline, turns[-1])
         )
+        rescued: RescuedVersion | None = None
         if not options.dry_run:
             for turn in turns:
                 turn.state = ACTIVE
                 turn.replaced = None
                 turn.batch = None
             if options.force and plan.conflicts:
-                timeline.add_rescued(saved, FORCED_REDO, plan.conflicts)
+                rescued = timeline.add_rescued(saved, FORCED_REDO, plan.conflicts)
             self.apply("redo", timeline, plan, snap, saved, steps[-1].target)
-        return self._result("redo", timeline, turns, plan, options.dry_run)
-
-
-def _failure_state(failed: RestoreError) -> str:
-    """What the work tree holds after a failed restore, said plainly."""
-    if not failed.rolled_back:
-        state = "The files already written were NOT yet rolled back; the next operation will."
-    elif failed.written == 0:
-        state = "Nothing was changed."
-    else:
-        n = failed.written
-        state = f"The {n} file{'s were' if n != 1 else ' was'} already written: rolled back."
-    if failed.kept:
-        state += f" Changed meanwhile and left as they are: {', '.join(failed.kept)}."
-    return state
-
-
-def _nothing(operation: str, message: str) -> RestoreResult:
-    return RestoreResult(operation, 0, [], [], [], message, dry_run=False)
+        result = self._result("redo", timeline, turns, plan, options.dry_run)
+        say_rescued(result, rescued)
+        return result
 
 
 def _info_exclude(ws: WorkspaceRepo) -> list[str]:
