@@ -203,13 +203,20 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
             print("Other sessions: " + ", ".join(others))
     elif command == "diff":
         for item in result["files"]:
+            name = quoted(item["path"])
+            if item.get("oldPath"):  # a rename: both names, as git's `rename from/to`
+                name = f"{quoted(item['oldPath'])} -> {name}"
+            if "oldMode" in item:
+                name += f" (mode {item['oldMode']} -> {item['newMode']})"
             if item["binary"] or item.get("truncated"):
                 kind = "binary" if item["binary"] else "too large to diff"
-                print(f"{item['status']} {quoted(item['path'])} ({kind})")
+                print(f"{item['status']} {name} ({kind})")
             elif item["diff"]:
+                if item.get("oldPath") or "oldMode" in item:
+                    print(f"{item['status']} {name}")
                 print(item["diff"], end="" if item["diff"].endswith("\n") else "\n")
             else:
-                print(f"{item['status']} {quoted(item['path'])}")
+                print(f"{item['status']} {name}")
     else:
         print(result["message"])
 

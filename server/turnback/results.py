@@ -210,6 +210,9 @@ class FileDiff:
     hunks: tuple[Hunk, ...]
     diff: str  # unified diff text ("" for binary or truncated)
     truncated: bool = False  # True when the file was too large to diff line by line
+    #: Both sides' modes, where the turn changed them (`chmod +x`): else None.
+    old_mode: int | None = None
+    new_mode: int | None = None
 
 
 @dataclass

@@ -235,6 +235,8 @@ def file_diff(d: r.FileDiff) -> dict[str, Any]:
     }
     if d.truncated:
         out["truncated"] = True
+    if d.old_mode is not None and d.new_mode is not None:
+        out["oldMode"], out["newMode"] = f"{d.old_mode:06o}", f"{d.new_mode:06o}"
     return out
 
 

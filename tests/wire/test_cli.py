@@ -57,6 +57,17 @@ def test_cli_json_commands(repo: Path):
     assert [t["turn"] for t in cli_json(repo, "list")["turns"]] == [2]
 
 
+# Ensures `diff` names both sides of a rename and a mode change, as git's `rename from/to`
+# and `old mode/new mode` do: a rename printed only its new name, a chmod a bare "modified".
+def test_cli_diff_names_renames_and_mode_changes(repo: Path):
+    cli_json(repo, "capture", "--label", "t1")
+    (repo / "README.md").rename(repo / "READ.md")
+    os.chmod(repo / "src/app.py", 0o755)
+    printed = run_cli(repo, "diff").stdout.splitlines()
+    assert "renamed README.md -> READ.md" in printed
+    assert "modified src/app.py (mode 100644 -> 100755)" in printed
+
+
 # Ensures the same commands print readable human output (no JSON) and exit 0.
 def test_cli_human_output(repo: Path):
     done = run_cli(repo, "capture", "--label", "first")

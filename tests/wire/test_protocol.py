@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -109,6 +110,21 @@ async def test_diff_added_deleted_renamed_statuses(client, repo: Path):
     assert deleted["diff"].startswith("--- a/README.md\n+++ /dev/null\n")
     assert renamed["status"] == "renamed" and renamed["oldPath"] == "src/app.py"
     assert renamed["hunks"] == [] and renamed["diff"] == ""
+    assert "oldMode" not in renamed and "oldMode" not in added  # no mode changed
+
+
+# Ensures a turn that only changed a file's mode says so: it showed as a bare "modified"
+# with nothing telling what changed.
+async def test_diff_names_a_mode_change(client, repo: Path):
+    await call(client, "snapshot/capture", {"label": "t1"})
+    os.chmod(repo / "src/app.py", 0o755)
+    [changed] = (await call(client, "snapshot/diff", {}))["files"]
+    assert (changed["status"], changed["oldMode"], changed["newMode"]) == (
+        "modified",
+        "100644",
+        "100755",
+    )
+    assert changed["diff"] == "" and changed["hunks"] == []
 
 
 # Ensures a binary file is flagged binary with no hunks and no diff text, also one over

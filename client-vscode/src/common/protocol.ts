@@ -190,6 +190,9 @@ export interface FileDiff {
     hunks: Hunk[];
     diff: string;
     truncated?: true;
+    /** Both sides' modes ("100644", "100755", "120000"), only where the turn changed it. */
+    oldMode?: string;
+    newMode?: string;
 }
 
 export interface DiffResult {

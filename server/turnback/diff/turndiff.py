@@ -8,6 +8,7 @@ stall the server.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -237,13 +238,19 @@ def _share(repo: pygit2.Repository, delta: Delta, context: int) -> Share:
     def load() -> Callable[[], FileDiff]:
         before = None if added else _blob(repo, delta.old_id, delta.old_mode)
         after = None if deleted else _blob(repo, delta.new_id, delta.new_mode)
-        return lambda: diff_file(
-            delta.old_path if deleted else delta.new_path,
-            before,
-            after,
-            old_path=delta.old_path if delta.status == "renamed" else None,
-            context=context,
-            limits=LIMITS,
+        modes = {}
+        if not (added or deleted) and delta.old_mode != delta.new_mode:
+            modes = {"old_mode": delta.old_mode, "new_mode": delta.new_mode}
+        return lambda: dataclasses.replace(
+            diff_file(
+                delta.old_path if deleted else delta.new_path,
+                before,
+                after,
+                old_path=delta.old_path if delta.status == "renamed" else None,
+                context=context,
+                limits=LIMITS,
+            ),
+            **modes,
         )
 
     return Share(sum(_size(repo, oid, mode) for oid, mode in sides), load)
