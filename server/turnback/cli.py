@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 
 from . import __version__
@@ -309,6 +310,45 @@ def _capture(args: argparse.Namespace, folder: str) -> dict[str, Any]:
             print(f"turnback: {message}", file=sys.stderr)
 
 
+#: The protocol's parameter names as this command line spells them.
+FLAGS = {
+    "count": "-n/--count",
+    "workspace": "-C",
+    "olderThan": "--older-than",
+    "keep": "--keep",
+    "turn": "--turn",
+    "session": "--session",
+    "label": "--label",
+    "metadata": "--metadata",
+    "context": "--context",
+    "path": "--path",
+    "limit": "--limit",
+    "phase": "--phase",
+    "rescued": "--rescued",
+    "id": "ID",
+    "paths": "PATH",
+}
+_PHRASES = {
+    "give keep, olderThan or both": "give --keep, --older-than or both",
+    "etry with force": "etry with --force",
+    'capture with phase "before" first': "run `turnback capture` first",
+    "(force: true)": "(--force)",
+}
+
+
+def in_flags(message: str) -> str:
+    """An engine message (the protocol's words) as the command line says it: its options,
+    not the parameters' names ("Invalid --older-than", "retry with --force")."""
+    message = re.sub(
+        r"Invalid parameter '(\w+)'",
+        lambda m: f"Invalid {FLAGS.get(m.group(1), repr(m.group(1)))}",
+        message,
+    )
+    for said, meant in _PHRASES.items():
+        message = message.replace(said, meant)
+    return message
+
+
 def _metadata(text: str | None) -> Any:
     if text is None:
         return None
@@ -421,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
             from .wire import error_to_wire
 
             print(json.dumps({"error": error_to_wire(error)}))
-        print(f"turnback: {error.message}", file=sys.stderr)  # one line for people, always
+        # One line for people, always, in the command line's own words.
+        print(f"turnback: {in_flags(error.message)}", file=sys.stderr)
         return _EXIT_CODES.get(error.reason, EXIT_FAILED)
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import SERVER_ENV, cli_json, run_cli, write
+from turnback.cli import FLAGS
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -111,7 +112,7 @@ def test_bad_workspace_folder(repo: Path, where: str, code: int, words: str):
     ],
 )
 def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str):
-    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"'{field}'")
+    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"Invalid {FLAGS[field]}:")
     assert cli_json(repo, "list")["turns"] == []
 
 
@@ -140,7 +141,22 @@ def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str
 def test_odd_input_is_exit_2(repo: Path, args: tuple[str, ...], field: str):
     if args[0] != "capture":
         cli_json(repo, "capture", "--label", "one")
-    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"'{field}'")
+    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"Invalid {FLAGS[field]}:")
+
+
+# Ensures errors name the command line's options, not the protocol's parameters: "Invalid
+# parameter 'olderThan'", "give keep, olderThan or both", "Retry with force" named nothing
+# a user could type.
+def test_errors_speak_in_options(repo: Path):
+    _one_clear_line(*_run(repo, "prune"), EXIT_USAGE, "give --keep, --older-than or both")
+    _one_clear_line(*_run(repo, "prune", "--older-than", "soon"), EXIT_USAGE, "--older-than:")
+    cli_json(repo, "capture", "--label", "one")
+    write(repo, "README.md", "the agent's\n")
+    cli_json(repo, "capture", "--phase", "after")
+    write(repo, "README.md", "mine\n")
+    _one_clear_line(*_run(repo, "undo"), EXIT_FAILED, "etry with --force")
+    done = run_cli(repo, "undo", "--json")  # the protocol's words stay in the JSON
+    assert "force" in json.loads(done.stdout)["error"]["message"]
 
 
 # Ensures `-C DIR` also works before the command, in git's order.
