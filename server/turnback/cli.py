@@ -333,6 +333,8 @@ _PHRASES = {
     "etry with force": "etry with --force",
     'capture with phase "before" first': "run `turnback capture` first",
     "(force: true)": "(--force)",
+    "cannot be a workspace; open a project": "cannot be a workspace; run turnback in a project "
+    "folder (or -C DIR)",
 }
 
 

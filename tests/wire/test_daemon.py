@@ -241,6 +241,31 @@ def test_one_daemon_per_work_tree(repo: Path, stop_daemons):
     second = start_daemon(repo)
     assert second.wait(timeout=30) == 0
     assert daemon_pid(repo) == first
+    said = second.stderr.read().decode()  # type: ignore[union-attr]
+    assert f"a daemon (pid {first}) already serves" in said  # it exited without a word
+
+
+# Proves a daemon refused a folder says why on stderr, before it makes anything for it:
+# `daemon -C /` exited 1 with nothing said (the reason only in a log in a folder it made),
+# and a missing folder was exit 1, where every other command's -C is bad input (2).
+def test_a_refused_daemon_says_why(tmp_path: Path):
+    root = subprocess.run(
+        [sys.executable, "-m", "turnback", "daemon", "-C", "/"],
+        env=DAEMON_ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert root.returncode == 1 and "cannot be a workspace" in root.stderr
+    assert not list((Path(DAEMON_ENV["TURNBACK_DATA_DIR"]) / "shadows").glob("root-*/daemon"))
+    missing = subprocess.run(
+        [sys.executable, "-m", "turnback", "daemon", "-C", str(tmp_path / "nowhere")],
+        env=DAEMON_ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and "is not a directory" in missing.stderr
 
 
 # Proves a daemon SIGKILLed at each durable step (warm-up and capture) leaves every capture right.

@@ -19,6 +19,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import time
 from typing import Any
 
@@ -64,14 +65,24 @@ def run(folder: str, idle: float | None = None) -> int:
     """Runs the daemon for the work tree holding `folder` until it has been idle."""
     location = locate(folder)
     if location is None:
-        raise SystemExit(f"turnback: not a directory: {folder}")
+        print(f"turnback: {folder} is not a directory", file=sys.stderr)
+        return 2  # bad input, as for every command's -C
+    refused = _cannot_serve(folder)
+    if refused is not None:  # said before anything is made for it
+        print(f"turnback: {refused}", file=sys.stderr)
+        return 1
     os.makedirs(location.state_dir, exist_ok=True)
     make_private_dir(location.dir)
     lock_fd = os.open(location.lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        running = os.read(lock_fd, 32).decode(errors="replace").strip()
         os.close(lock_fd)
+        print(
+            f"turnback: a daemon (pid {running or '?'}) already serves {location.root}",
+            file=sys.stderr,
+        )
         return 0  # one daemon per work tree: the running one serves
     os.ftruncate(lock_fd, 0)
     os.write(lock_fd, f"{os.getpid()}\n".encode())
@@ -84,6 +95,19 @@ def run(folder: str, idle: float | None = None) -> int:
     finally:
         logger.info("exit (pid %d)", os.getpid())
         os.close(lock_fd)
+
+
+def _cannot_serve(folder: str) -> str | None:
+    """Why turnback cannot serve `folder` (the file system root, a bare repository...), in
+    the words every command says it; a daemon only logged it, in a folder made for it."""
+    from ..core.repository import open_workspace
+    from ..errors import TurnbackError
+
+    try:
+        open_workspace(folder)
+    except TurnbackError as error:
+        return error.message
+    return None
 
 
 def _log_to(path: str) -> None:
