@@ -207,14 +207,17 @@ def test_unparsable_config_left_alone(repo: Path, home: Path, harness: str):
 
 
 # Proves install into a project with no config creates it, and uninstall removes the file
-# it created (nothing of turnback's is left behind).
-@pytest.mark.parametrize("harness", list(JSON_CONFIGS))
+# and the folders it created (nothing of turnback's is left behind: an empty `.claude/`,
+# `.cursor/`, `.gemini/` stayed).
+@pytest.mark.parametrize("harness", [*JSON_CONFIGS, *FILE_CONFIGS])
 def test_fresh_install_then_uninstall_leaves_nothing(repo: Path, home: Path, harness: str):
-    rel, _ = JSON_CONFIGS[harness]
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
+    rel = JSON_CONFIGS[harness][0] if harness in JSON_CONFIGS else FILE_CONFIGS[harness][0]
     assert hooks_cli(repo, home, "install", harness).returncode == 0
     assert (repo / rel).is_file()
     assert hooks_cli(repo, home, "uninstall", harness).returncode == 0
-    assert not (repo / rel).exists()
+    after = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
+    assert after == before
 
 
 # Proves the files turnback owns (Cline's hook scripts, OpenCode's plugin) are written once,

@@ -77,11 +77,11 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None:
+def _write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> list[Path]:
     """Replaces the file `path` names, through a symlink (a config kept with the user's
     dotfiles stays a link to them)."""
     path = Path(os.path.realpath(path))
-    _make_folders(path.parent)
+    made = _make_folders(path.parent)
     old = path.stat() if path.exists() else None
     old_mode = old.st_mode & 0o7777 if old is not None else None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -98,15 +98,18 @@ def _write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> Non
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return made
 
 
-def _make_folders(folder: Path) -> None:
-    """`folder` and any missing parent, each its parent's owner's when run as root."""
+def _make_folders(folder: Path) -> list[Path]:
+    """`folder` and any missing parent, each its parent's owner's when run as root; returns
+    the folders it made (uninstall removes them again once empty)."""
     if folder.is_dir():
-        return
-    _make_folders(folder.parent)
+        return []
+    made = _make_folders(folder.parent)
     folder.mkdir(exist_ok=True)
     give_new(folder, folder.parent)
+    return [*made, folder]
 
 
 def _handlers(entry: Any, shape: str) -> list[Any]:
@@ -238,9 +241,10 @@ def _install_json(spec: JsonTarget, harness: Harness, report: Report) -> None:
         return
     before = spec.path.read_bytes() if data is not None else None
     text = _dump(merged)
-    _write_atomic(spec.path, text)
+    made = _write_atomic(spec.path, text)
     had_ours = data is not None and _without(data, spec, harness) != data
     originals.remember(spec.path, before, text, had_ours)
+    originals.remember_folders(spec.path, made)
     report.changed = True
     report.lines.append(f"{spec.path}: added turnback hooks ({', '.join(harness.events)})")
 
@@ -258,10 +262,12 @@ def _uninstall_json(spec: JsonTarget, harness: Harness, report: Report) -> None:
     found = originals.restore(spec.path, _write_atomic)
     if found == originals.RESTORED:
         report.lines.append(f"{spec.path}: put back as it was before install")
+        originals.remove_made_folders(spec.path)
         return
     if remaining in ({}, spec.skeleton) and found != originals.EDITED_EXISTED:
         Path(os.path.realpath(spec.path)).unlink()  # a symlinked config stays a symlink
         report.lines.append(f"{spec.path}: removed (it held only turnback's hooks)")
+        originals.remove_made_folders(spec.path)
         return
     _write_atomic(spec.path, _dump(remaining))
     report.lines.append(f"{spec.path}: removed turnback hooks")
@@ -291,7 +297,8 @@ def _install_files(spec: FileTarget, report: Report) -> None:
         if current == text:
             report.lines.append(f"{path}: already installed, unchanged")
             continue
-        _write_atomic(path, text, 0o755 if spec.executable else 0o644)
+        made = _write_atomic(path, text, 0o755 if spec.executable else 0o644)
+        originals.remember_folders(next(iter(spec.files)), made)
         report.changed = True
         report.lines.append(f"{path}: written")
 
@@ -306,6 +313,7 @@ def _uninstall_files(spec: FileTarget, report: Report) -> None:
             path.unlink()
             report.changed = True
             report.lines.append(f"{path}: removed")
+    originals.remove_made_folders(next(iter(spec.files)))
 
 
 def _files_state(spec: FileTarget) -> str:

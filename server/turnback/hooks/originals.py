@@ -78,3 +78,40 @@ def restore(config: Path, write: Any) -> str:
     else:
         write(config, base64.b64decode(before))
     return RESTORED
+
+
+def _folders_record(config: Path) -> Path:
+    return _record_path(config).with_suffix(".folders.json")
+
+
+def remember_folders(config: Path, made: list[Path]) -> None:
+    """Notes the folders an install made for `config` (`.claude/`, `.clinerules/hooks/`)."""
+    if not made:
+        return
+    record = _folders_record(config)
+    try:
+        known = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = []
+    folders = sorted({*map(str, known if isinstance(known, list) else []), *map(str, made)})
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(folders), encoding="utf-8")
+    except OSError:
+        pass  # an empty folder stays behind after uninstall: nothing else
+
+
+def remove_made_folders(config: Path) -> None:
+    """Removes the folders an install made for `config`, those left empty, deepest first:
+    uninstall takes away exactly what install added."""
+    record = _folders_record(config)
+    try:
+        folders = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    for folder in sorted(map(str, folders), key=lambda f: f.count(os.sep), reverse=True):
+        try:
+            os.rmdir(folder)  # only an empty one: the user's files keep it
+        except OSError:
+            continue
+    record.unlink(missing_ok=True)
