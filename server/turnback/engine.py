@@ -241,7 +241,7 @@ class Engine:
         Raises `fswatch.GaveWay` as soon as `give_way`, asked before each directory, says so.
         """
         with self._lock:
-            watch = TreeWatch(self.ws, self.scanner)
+            watch = TreeWatch(self.ws, self.scanner, lambda: self.settings.excluded_directories)
             if not watch.start(give_way):
                 return False
             if self._watch is not None:

@@ -12,6 +12,7 @@ import pygit2
 import pytest
 
 from helpers import GIT_ENV, git, make_repo, write
+from turnback.config import Settings
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
 from turnback.snapshot.scanner import Scanner
@@ -325,6 +326,7 @@ sys.path.insert(0, {str(Path(__file__).parents[2] / "server")!r})
 with open("/proc/sys/user/max_inotify_watches", "w") as limit:
     limit.write("10")
 import pygit2
+from turnback.config import Settings
 from turnback.engine import Engine
 engine = Engine({str(repo)!r})
 assert engine.enable_watcher()
@@ -351,3 +353,27 @@ print("ok")
     if "unshare" in done.stderr and done.returncode != 0 and "ok" not in done.stdout:
         pytest.skip(f"no user namespace here: {done.stderr.strip()}")
     assert done.stdout.strip() == "ok", done.stderr
+
+
+# Ensures untracked folders excluded by name (node_modules) take no inotify watch, while
+# one holding a tracked file does, and a settings change that stops excluding them has
+# them watched: 3,500 folders of an unignored node_modules took 3,500 of the user's watches.
+def test_excluded_folders_take_no_watch(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "pkgs/node_modules/kept/i.js": "1\n"})
+    for n in range(20):
+        write(repo, f"node_modules/dep{n}/lib/index.js", "dep\n")
+    watched = Engine(str(repo))
+    assert watched.enable_watcher()
+    scanned = Engine(str(repo))
+    assert len(set(both(watched, scanned))) == 1
+    dirs = set(watched.watcher.dirs.values())  # type: ignore[union-attr]
+    assert not any(d.split("/")[0] == "node_modules" for d in dirs)
+    assert "pkgs/node_modules/kept" in dirs
+    write(repo, "pkgs/node_modules/kept/i.js", "2\n")
+    assert len(set(both(watched, scanned))) == 1
+    watched.settings = scanned.settings = Settings(excluded_directories=())
+    assert len(set(both(watched, scanned))) == 1  # (a full scan: the settings changed)
+    assert "node_modules/dep3/lib" in set(watched.watcher.dirs.values())  # type: ignore[union-attr]
+    write(repo, "node_modules/dep3/lib/index.js", "edited\n")
+    assert len(set(both(watched, scanned))) == 1
+    watched.close()
