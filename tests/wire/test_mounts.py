@@ -25,6 +25,7 @@ from helpers import (
     git,
     make_repo,
     read,
+    run_cli,
     start_server,
     undo,
     write,
@@ -273,15 +274,7 @@ def test_a_hook_on_a_read_only_git_directory_logs_where_it_says(tmp_path: Path):
         payload = {"session_id": "ro", "cwd": str(repo), "hook_event_name": event}
         if event == "UserPromptSubmit":
             payload["prompt"] = "edit the readme"
-        return subprocess.run(
-            [sys.executable, "-m", "turnback", "hook", "claude-code", event],
-            cwd=repo,
-            env=env,
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return run_cli(repo, "hook", "claude-code", event, env=env, input=json.dumps(payload))
 
     with mounted(["mount", "--bind", "-o", "ro", git_dir, git_dir], repo / ".git"):
         if os.access(git_dir, os.W_OK):
