@@ -513,6 +513,17 @@ async def test_unsaved_editor_changes_conflict(client, repo: Path):
     await _undo_refuses_over_an_unsaved_edit(client, repo, repo)
 
 
+# Ensures a forced undo over an editor's unsaved text alone keeps no rescued version: the
+# file on disk held the agent's bytes, no edit of the user's, so "Put Back My Changes"
+# (VS Code, after such an undo) wrote the agent's text back under the undone turn.
+async def test_a_forced_undo_over_unsaved_text_alone_rescues_nothing(client, repo: Path):
+    await _undo_refuses_over_an_unsaved_edit(client, repo, repo)
+    forced = await request(client, "snapshot/undo", {"force": True})
+    assert "rescued" not in forced and "rescued version" not in forced["message"]
+    assert (await list_turns(client))["rescued"] == []
+    assert read(repo, "README.md") == "hello\n"
+
+
 # Ensures a document opened already unlike its file (a buffer VS Code's hot exit restores,
 # one edited before the server started) counts as unsaved: the undo took it as clean, as
 # of the version it opened with, and overwrote the file without a conflict. A document

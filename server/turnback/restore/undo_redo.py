@@ -295,8 +295,9 @@ class Restorer:
                 turn.batch = [oldest.turn, newest.turn]
                 turn.replaced = None
             newest.replaced = saved
-            if options.force and plan.conflicts:  # found even after a capture drops redo
-                rescued = timeline.add_rescued(saved, FORCED_UNDO, plan.conflicts)
+            overwritten = _overwritten(plan)
+            if options.force and overwritten:  # found even after a capture drops redo
+                rescued = timeline.add_rescued(saved, FORCED_UNDO, overwritten)
             self.apply("undo", timeline, plan, snap, saved, step.target)
         result = self._result("undo", timeline, list(reversed(batch)), plan, options.dry_run)
         say_rescued(result, rescued)
@@ -376,12 +377,20 @@ class Restorer:
                 turn.state = ACTIVE
                 turn.replaced = None
                 turn.batch = None
-            if options.force and plan.conflicts:
-                rescued = timeline.add_rescued(saved, FORCED_REDO, plan.conflicts)
+            overwritten = _overwritten(plan)
+            if options.force and overwritten:
+                rescued = timeline.add_rescued(saved, FORCED_REDO, overwritten)
             self.apply("redo", timeline, plan, snap, saved, steps[-1].target)
         result = self._result("redo", timeline, turns, plan, options.dry_run)
         say_rescued(result, rescued)
         return result
+
+
+def _overwritten(plan: Plan) -> list[str]:
+    """The conflicts whose files held the user's edits on disk: a conflict that is only an
+    editor's unsaved text saved the file as it was on disk (the agent's bytes), and a
+    rescue of that put the agent's text back under an undone turn."""
+    return [path for path in plan.conflicts if path not in plan.unsaved]
 
 
 def _info_exclude(ws: WorkspaceRepo) -> list[str]:
