@@ -182,6 +182,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
             print(f"  kept     {quoted(item['path'])} ({item['reason']})")
         if "agentHint" in result:
             print(result["agentHint"]["message"])
+        if "rescued" in result and command != "rescue":
+            print(f"Put them back with: turnback rescue {result['rescued']['id']}")
     elif command == "list":
         print(
             f"Session '{quoted(result['session'])}'  undo: {'yes' if result['canUndo'] else 'no'}"

@@ -252,6 +252,8 @@ def test_neovim_rescue_puts_back_what_a_forced_redo_overwrote(tmp_path: Path):
     )
     rescued = by_name["rescued"]
     assert rescued["forced"].startswith("Redid 1 turn"), rescued["forced"]
+    version = rescued["listed"].split()[0]  # the forced redo says how to put it back
+    assert f"Put them back with :TurnbackRescue {version}" in rescued["forced"]
     assert " forcedRedo " in rescued["listed"] and rescued["listed"].endswith("src/app.py")
     assert rescued["said"].startswith("Put back 1 file of rescued version"), rescued["said"]
     assert rescued["app"] == mine and read(repo, "src/app.py") == mine

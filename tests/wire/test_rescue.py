@@ -192,10 +192,21 @@ def test_forced_undo_edit_survives_a_new_capture(repo: Path):
     run("capture", label="next turn")  # the redo stack, and its saved state, are gone
     [version] = run("list")["rescued"]
     assert forced["rescued"] == version  # said by the undo itself, not only by `list`
-    assert f"turnback rescue {version['id']}" in forced["message"]
+    assert f"rescued version {version['id']}" in forced["message"]
     assert version["reason"] == "forcedUndo" and version["files"] == ["src/app.py"]
     cli_json(repo, "rescue", version["id"])
     assert read(repo, "src/app.py") == "print('mine, after the turn')\n"
+
+
+# Ensures a forced undo on the command line says how to put back what it overwrote.
+def test_cli_forced_undo_says_how_to_put_back(repo: Path):
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "src/app.py", "print('agent')\n")
+    cli_json(repo, "capture", "--phase", "after")
+    write(repo, "src/app.py", "print('mine')\n")
+    done = run_cli(repo, "undo", "--force")
+    [version] = cli_json(repo, "list")["rescued"]
+    assert f"Put them back with: turnback rescue {version['id']}" in done.stdout.splitlines()
 
 
 # Ensures the CLI shows rescued versions in `turnback list`, puts one file back with

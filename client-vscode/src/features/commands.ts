@@ -49,11 +49,17 @@ function asRecord(value: unknown): Record<string, unknown> {
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
-/** Restore params from a command argument ({count, workspace, session, force}) or nothing. */
+/** Restore params from a command argument ({count | turn, workspace, session, force}) or
+ * nothing. A lens names its turn: sent as is, so that a turn captured since the lens was
+ * drawn is not the one undone. */
 export function restoreParams(ctx: TurnbackContext, arg: unknown): RestoreParams {
     const raw = asRecord(arg);
     const params: RestoreParams = targetFromParams(raw, ctx.target());
-    params.count = typeof raw.count === 'number' && raw.count >= 1 ? Math.floor(raw.count) : 1;
+    if (typeof raw.turn === 'string' || typeof raw.turn === 'number') {
+        params.turn = raw.turn;
+    } else {
+        params.count = typeof raw.count === 'number' && raw.count >= 1 ? Math.floor(raw.count) : 1;
+    }
     if (raw.force === true) {
         params.force = true;
     }

@@ -32,6 +32,15 @@ describe('code lens commands (executeCommand middleware)', () => {
         ]);
     });
 
+    // Proves the "Undo turn" lens undoes the turn it names: only a count was sent, so a
+    // lens clicked after a newer turn was captured undid that newer turn instead.
+    it('turnback.undo from a lens sends the turn it names', async () => {
+        const server = fakeServer({ 'snapshot/undo': () => restoreResult('undo', 1) });
+        const next = vi.fn();
+        await executeServerCommand(makeCtx(server), 'turnback.undo', [{ ...LENS_TARGET, turn: '1d2170045874751e' }], next);
+        expect(server.calls('snapshot/undo')).toEqual([{ ...LENS_TARGET, turn: '1d2170045874751e' }]);
+    });
+
     it('turnback.redo goes through snapshot/redo', async () => {
         const server = fakeServer({ 'snapshot/redo': () => restoreResult('redo', 1) });
         const next = vi.fn();

@@ -15,8 +15,7 @@ def say_rescued(result: RestoreResult, rescued: RescuedVersion | None) -> None:
     result.rescued = rescued.to_result()
     files = ", ".join(rescued.files[:3]) + (", ..." if len(rescued.files) > 3 else "")
     result.message += (
-        f". The changes it overwrote ({files}) are kept as rescued version {rescued.id}: "
-        f"`turnback rescue {rescued.id}` puts them back"
+        f". The changes it overwrote ({files}) are kept as rescued version {rescued.id}"
     )
 
 
@@ -46,8 +45,10 @@ def which_turns(turns: list[TurnRecord]) -> str:
     """The turns a restore acted on, as a person names them: `turn 3 "Fix the tests"`, or
     `turns 2-4`; the session's default changes as other agents capture, so say which."""
     numbers = sorted(t.turn for t in turns)
-    if len(numbers) > 1:
+    if len(numbers) > 1 and numbers[-1] - numbers[0] == len(numbers) - 1:
         return f"turns {numbers[0]}-{numbers[-1]}"
+    if len(numbers) > 1:  # an undone turn dropped between them (a later capture drops it)
+        return "turns " + ", ".join(map(str, numbers))
     label = turns[0].label
     if not label:
         return f"turn {numbers[0]}"

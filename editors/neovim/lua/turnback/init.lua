@@ -83,6 +83,10 @@ local function restored(r)
   local lines = { r.message }
   for _, f in ipairs(r.files) do table.insert(lines, "  " .. f.action .. " " .. f.path) end
   for _, f in ipairs(r.kept) do table.insert(lines, ("  kept %s (%s)"):format(f.path, f.reason)) end
+  if r.agentHint then table.insert(lines, r.agentHint.message) end
+  if r.rescued and r.turns then -- a forced undo or redo: what it overwrote, and how back
+    table.insert(lines, ("Put them back with :TurnbackRescue %s"):format(r.rescued.id))
+  end
   return table.concat(lines, "\n")
 end
 local commands = {
@@ -112,7 +116,13 @@ local commands = {
   TurnbackDiff = function(turn) -- opens the turn's diff in a scratch buffer
     local r, lines = M.diff(tonumber(turn) or turn), {}
     for _, f in ipairs(r.files) do
-      local text = f.diff ~= "" and f.diff or (f.status .. " " .. f.path)
+      local name = f.oldPath ~= vim.NIL and f.oldPath and (f.oldPath .. " -> " .. f.path) or f.path
+      if f.oldMode then name = ("%s (mode %s -> %s)"):format(name, f.oldMode, f.newMode) end
+      local said = f.status .. " " .. name .. (f.binary and " (binary)" or "")
+      local text = f.diff ~= "" and f.diff or said
+      if f.diff ~= "" and (f.oldMode or (f.oldPath ~= vim.NIL and f.oldPath)) then
+        text = said .. "\n" .. f.diff
+      end
       vim.list_extend(lines, vim.split(text, "\n", { trimempty = true }))
     end
     vim.cmd("new")
