@@ -1,7 +1,8 @@
 """A case-insensitive, case-preserving view of a folder (FUSE, through fusepy), as macOS,
 Windows, WSL's Windows drives and many shares have it; like macOS, it also takes a name's
 Unicode normalization forms (NFC, NFD) for one. `python casefs.py BACKING MOUNT` serves
-BACKING at MOUNT until unmounted (`fusermount -u MOUNT`). Tests only."""
+BACKING at MOUNT until unmounted (`fusermount -u MOUNT`); with `--inode-per-name`, each
+spelling of a name gets an inode of its own, as exFAT through FUSE gives them. Tests only."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import errno
 import os
 import sys
 import unicodedata
+import zlib
 
 from fuse import FUSE, FuseOSError, Operations
 
@@ -18,8 +20,9 @@ def _fold(name: str) -> str:
 
 
 class CaseInsensitive(Operations):
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, inode_per_name: bool = False) -> None:
         self.root = root
+        self.inode_per_name = inode_per_name
 
     def _full(self, path: str) -> str:
         """The backing path `path` names, each part matched regardless of letter case."""
@@ -40,7 +43,10 @@ class CaseInsensitive(Operations):
         st = os.lstat(self._full(path))
         keys = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_size", "st_ino")
         times = ("st_atime", "st_mtime", "st_ctime")
-        return {k: getattr(st, k) for k in keys + times}
+        found = {k: getattr(st, k) for k in keys + times}
+        if self.inode_per_name and path != "/":
+            found["st_ino"] = zlib.crc32(path.encode(errors="surrogateescape")) or 1
+        return found
 
     def access(self, path, mode):
         if not os.access(self._full(path), mode):
@@ -117,7 +123,7 @@ class CaseInsensitive(Operations):
 if __name__ == "__main__":
     backing, mount = sys.argv[1:3]
     FUSE(
-        CaseInsensitive(backing),
+        CaseInsensitive(backing, inode_per_name="--inode-per-name" in sys.argv[3:]),
         mount,
         foreground=True,
         nothreads=True,

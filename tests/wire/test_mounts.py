@@ -313,8 +313,11 @@ async def test_a_server_on_a_fuse_view_sees_edits_made_from_the_other_side(tmp_p
 
 
 @contextmanager
-def case_insensitive_view(backing: Path, view: Path) -> Iterator[None]:
-    """`backing` served case-insensitively at `view` (tests/helpers/casefs.py) for the block."""
+def case_insensitive_view(
+    backing: Path, view: Path, inode_per_name: bool = False
+) -> Iterator[None]:
+    """`backing` served case-insensitively at `view` (tests/helpers/casefs.py) for the block;
+    `inode_per_name`: each spelling with an inode of its own, as exFAT through FUSE."""
     if os.geteuid() != 0:
         pytest.skip("mounting needs root")
     try:
@@ -322,7 +325,8 @@ def case_insensitive_view(backing: Path, view: Path) -> Iterator[None]:
     except (ImportError, OSError) as missing:
         pytest.skip(f"no FUSE for Python here: {missing}")
     view.mkdir(exist_ok=True)
-    server = subprocess.Popen([sys.executable, str(CASEFS), str(backing), str(view)])
+    flags = ["--inode-per-name"] if inode_per_name else []
+    server = subprocess.Popen([sys.executable, str(CASEFS), str(backing), str(view), *flags])
     try:
         deadline = time.monotonic() + 10
         while not os.path.ismount(view):
@@ -343,11 +347,16 @@ def _names(folder: Path) -> list[str]:
 # (WSL's Windows drives, a share) is undone without loss. The shadow repository, made on
 # the user's case-sensitive data folder, compared names case-sensitively: the turn's end
 # held Foo.c and foo.c, one file on disk, and the undo deleted foo.c, that is, the file.
-def test_a_case_only_rename_in_a_plain_folder_on_a_case_insensitive_view(tmp_path: Path):
+# With an inode per spelling (exFAT through FUSE), turnback took the disk for one that
+# tells cases apart, and the undo deleted the file.
+@pytest.mark.parametrize("inode_per_name", [False, True], ids=["one inode", "inode per name"])
+def test_a_case_only_rename_in_a_plain_folder_on_a_case_insensitive_view(
+    tmp_path: Path, inode_per_name: bool
+):
     backing, view = tmp_path / "backing", tmp_path / "view"
     write(backing / "plain", "Foo.c", "int main() {}\n")
     write(backing / "plain", "other.txt", "other\n")
-    with case_insensitive_view(backing, view):
+    with case_insensitive_view(backing, view, inode_per_name):
         folder = view / "plain"
         cli_json(folder, "capture", "--label", "rename")
         os.rename(folder / "Foo.c", folder / "foo.c")
@@ -363,15 +372,33 @@ def test_a_case_only_rename_in_a_plain_folder_on_a_case_insensitive_view(tmp_pat
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
 
 
+# Ensures the same in a git repository made on such a disk (git init finds it folds case),
+# where each spelling has an inode of its own (exFAT through FUSE): the undo printed
+# "deleted foo.c", and Foo.c, the same file, was gone.
+def test_a_case_only_rename_in_a_repository_on_exfat_through_fuse(tmp_path: Path):
+    backing, view = tmp_path / "backing", tmp_path / "view"
+    backing.mkdir()
+    with case_insensitive_view(backing, view, inode_per_name=True):
+        repo = make_repo(view / "repo", {"Foo.c": "int main() {}\n", "README.md": "hi\n"})
+        assert git(repo, "config", "core.ignorecase").strip() == "true"
+        cli_json(repo, "capture", "--label", "rename")
+        os.rename(repo / "Foo.c", repo / "foo.c")
+        cli_json(repo, "capture", "--phase", "after")
+        cli_json(repo, "undo")
+        [name] = [n for n in _names(repo) if n.lower() == "foo.c"]
+        assert (repo / name).read_text() == "int main() {}\n"
+
+
 # Ensures a restore never deletes a name that is the same file as one it keeps: on a file
 # system that takes a name's Unicode forms for one (macOS), an agent's rename of `café.txt`
 # (NFC) to its NFD spelling is captured as a new name beside the old, one file on disk; the
 # undo keeps the NFD name, naming the other, instead of deleting the file.
-def test_undo_never_deletes_another_name_of_a_file_it_keeps(tmp_path: Path):
+@pytest.mark.parametrize("inode_per_name", [False, True], ids=["one inode", "inode per name"])
+def test_undo_never_deletes_another_name_of_a_file_it_keeps(tmp_path: Path, inode_per_name: bool):
     nfc, nfd = "caf\u00e9.txt", "cafe\u0301.txt"
     backing, view = tmp_path / "backing", tmp_path / "view"
     make_repo(backing / "repo", {nfc: "the user's\n", "README.md": "hello\n"})
-    with case_insensitive_view(backing, view):
+    with case_insensitive_view(backing, view, inode_per_name):
         repo = view / "repo"
         cli_json(repo, "capture", "--label", "rename")
         os.rename(repo / nfc, repo / nfd)

@@ -88,20 +88,26 @@ def folds_case(folder: Path) -> bool:
     one name (macOS and Windows by default, WSL's Windows drives, many shares), told
     without writing there: the first name in it with letters, its case swapped, names the
     same file; a file system that tells cases apart has no file by that name, or another."""
-    try:
-        with os.scandir(folder) as entries:
-            name = next((e.name for e in entries if e.name.swapcase() != e.name), None)
-    except OSError:
-        name = None
-    real, swapped = (
-        (folder / name, folder / name.swapcase())
-        if name is not None
-        else (folder, folder.parent / folder.name.swapcase())
-    )
+    listed = _names_in(folder)
+    name = next((n for n in listed if n.swapcase() != n), None)
+    if name is not None:
+        real, swapped = folder / name, folder / name.swapcase()
+    else:
+        real, swapped = folder, folder.parent / folder.name.swapcase()
+        listed = _names_in(folder.parent)
     if real == swapped:
         return False  # no letters to swap anywhere: as good as case-sensitive
     try:
         one, other = os.lstat(real), os.lstat(swapped)
     except OSError:
         return False
-    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
+    # One file, or a spelling the folder does not list yet answers: exFAT through FUSE gives
+    # each spelling an inode of its own, and was taken for a disk that tells cases apart.
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino) or swapped.name not in listed
+
+
+def _names_in(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []

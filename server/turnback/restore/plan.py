@@ -193,7 +193,7 @@ def _kept_spelling(
     if not spellings:
         return None
     try:
-        here = os.lstat(os.path.join(root, path))
+        os.lstat(os.path.join(root, path))
         listed = set(os.listdir(os.path.join(root, parent) if parent else root))
     except OSError:
         return None
@@ -203,11 +203,12 @@ def _kept_spelling(
         if keeps is None or (name in listed and other in listed):
             continue  # deleted too, or two files (hard links) that a deletion tells apart
         try:
-            there = os.lstat(os.path.join(root, rel))
+            os.lstat(os.path.join(root, rel))
         except OSError:
             continue
-        if (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino):
-            return rel
+        # Both spellings answer, and the folder does not list both: one file under two
+        # names, whatever the inodes say (exFAT through FUSE gives each spelling its own).
+        return rel
     return None
 
 
