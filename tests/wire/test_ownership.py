@@ -84,6 +84,21 @@ def test_root_leaves_the_users_repository_theirs(users_repo: Path):
     assert done.returncode == 0, done.stderr
 
 
+# Ensures the same in a linked worktree, whose turnback state is in its own git directory
+# but whose lock is the main one's: that lock's folder stayed root's, and the user's next
+# capture in the main worktree failed.
+def test_root_in_a_linked_worktree_leaves_the_repository_theirs(users_repo: Path):
+    linked = users_repo.parent / "linked"
+    linked.mkdir()
+    os.chown(linked, USER, USER)
+    made = as_user(users_repo, "git", "worktree", "add", "-q", str(linked))
+    assert made.returncode == 0, made.stderr
+    cli(linked, "capture", "--label", "turn")
+    write(linked, "README.md", "the agent's\n")
+    cli(linked, "capture", "--phase", "after")
+    assert root_owned(users_repo / ".git") == []
+
+
 # Ensures an undo run as root gives the files and folders it brings back to the folder's
 # owner: a file the turn deleted came back root's, which the user could no longer edit.
 def test_root_undo_brings_deleted_files_back_as_the_users(users_repo: Path):

@@ -103,7 +103,8 @@ class WorkspaceRepo:
         owner = owner_to_give_to(common)
         if owner is not None:
             give_back([self.objects_dir], owner, depth=2)  # its folders, their objects
-            give_back([self.state_dir, common / "refs" / "turnback"], owner)
+            # (A linked worktree's state is in its own git directory, its lock in the main one.)
+            give_back([self.state_dir, self.lock_path.parent, common / "refs" / "turnback"], owner)
             give_back([common / "logs" / "refs" / "turnback"], owner)
 
     @property

@@ -41,8 +41,8 @@ def shared_folder_bits(repo: pygit2.Repository) -> int:
 
 def share_object_folders(objects_dir: Path, bits: int) -> None:
     """Adds `bits` to the object folders this user owns that lack them (never removes any)."""
-    if not bits:
-        return
+    if not bits or not hasattr(os, "geteuid"):
+        return  # (Windows keeps no such bits: the setting means nothing there)
     me = os.geteuid()
     try:
         entries = list(os.scandir(objects_dir))
@@ -59,7 +59,7 @@ def share_object_folders(objects_dir: Path, bits: int) -> None:
 
 def share_folder_tree(top: Path, bits: int) -> None:
     """Adds `bits` to `top` and every folder below it that this user owns."""
-    if not bits:
+    if not bits or not hasattr(os, "geteuid"):
         return
     me = os.geteuid()
     for folder, _dirs, _files in os.walk(top):
