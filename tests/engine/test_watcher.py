@@ -377,3 +377,26 @@ def test_excluded_folders_take_no_watch(tmp_path: Path):
     write(repo, "node_modules/dep3/lib/index.js", "edited\n")
     assert len(set(both(watched, scanned))) == 1
     watched.close()
+
+
+# Ensures a watcher capture still reports what the work tree holds but snapshots leave out
+# (a large file), as a full scan does: it reported only what changed, so a turn's "before"
+# capture said nothing of the user's 200-byte `data.bin` (over the limit here), and once the
+# agent ran `git add -A && git commit`, the undo deleted it as the turn's new file.
+def test_a_watcher_capture_reports_what_stays_left_out(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    write(repo, "data.bin", b"x" * 200)
+    settings = Settings(untracked_file_size_limit=100)
+    watched = Engine(str(repo), settings)
+    assert watched.enable_watcher()
+    scanned = Engine(str(repo), settings)
+    watched.capture(session="s", label="warm-up")
+    turn = watched.capture(session="s", label="the agent's turn")
+    assert [s.path for s in turn.skipped] == [s.path for s in scanned.capture().skipped]
+    assert "data.bin" in [s.path for s in turn.skipped]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the agent commits everything")
+    watched.capture(session="s", phase="after")
+    watched.undo("s")
+    assert (repo / "data.bin").read_bytes() == b"x" * 200
+    watched.close()

@@ -102,6 +102,10 @@ class Scanner:
         #: whether a watcher capture has since touched untracked or ignore files.
         self._rules_checked: tuple[object, ...] | None = None
         self._untracked_moved = True
+        #: What the last capture left out: a watcher capture carries it over for the paths
+        #: it does not look at (an undo deletes what its "before" capture neither held nor
+        #: left out, and a user's large file the agent `git add`-ed was deleted so).
+        self._left_out: dict[str, Skipped] = {}
         self._special_files = SpecialFiles(str(ws.root))
         #: A member repository's (members.py): its watcher captures hold their objects
         #: until the workspace has copied them (heldobjects.py).
@@ -348,6 +352,7 @@ class Scanner:
         stale = scan.stale_groups()  # where libgit2 hashed files it found unchanged
         restat = partial(refresh_stale, self.handles.idle_handle(), index, stale) if stale else None
         self._cache_writer.start(index, verified, self.handles.cache_refresh(tree), restat)
+        self._left_out = dict(skipped)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
     def list_directory(self, rel_dir: str) -> list[os.DirEntry[str]]:
@@ -401,7 +406,8 @@ class Scanner:
         last, self.private.tree = self.private.tree, None  # unknown until this one succeeds
         policy = self._policy(settings)
         root = str(self.ws.root)
-        skipped: dict[str, Skipped] = {s: Skipped(s, SUBMODULE) for s in self._submodules()}
+        skipped = self._still_left_out(changed)
+        skipped.update({s: Skipped(s, SUBMODULE) for s in self._submodules()})
         changes: dict[str, Entry | None] = {}
         to_add: list[str] = []
 
@@ -478,7 +484,19 @@ class Scanner:
         # The index file is rewritten by the next full scan: the anchor already keeps
         # everything this in-memory index names (held objects: once written, before any
         # save), and a stale file is simply reseeded.
+        self._left_out = dict(skipped)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
+
+    def _still_left_out(self, changed: set[str]) -> dict[str, Skipped]:
+        """What the last capture left out, but the changed paths (asked again) and what is
+        gone. A folder left out whose files changed stays left out until the next full scan
+        says otherwise: the safe way, as a restore keeps what a capture left out."""
+        root = self.ws.root
+        return {
+            path: left
+            for path, left in self._left_out.items()
+            if path not in changed and left.reason != SUBMODULE and os.path.lexists(root / path)
+        }
 
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
