@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_json, git, make_repo, run_cli, write
+from turnback.engine import Engine
+from turnback.errors import UnsupportedRepository
 
 
 def disk_state(root: Path) -> dict[str, tuple]:
@@ -434,6 +436,20 @@ def test_sparse_index_is_refused_with_the_fix_named(tmp_path: Path):
     assert git(root, "for-each-ref", "refs/turnback") == ""
     git(root, "sparse-checkout", "init", "--no-sparse-index")
     assert cli_json(root, "capture")["turn"] == 1
+
+
+# Proves a sparse index an agent turns on during a turn gets the same words from a process
+# that was running already (a server, the daemon): it read the config before, and answered
+# "cannot read this repository's index (unsupported mandatory extension: 'sdir')".
+def test_a_sparse_index_turned_on_under_a_running_engine_is_named(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"app/main.py": "main\n", "docs/guide.md": "guide\n"})
+    engine = Engine(str(root))
+    engine.capture(label="the agent's turn")
+    git(root, "sparse-checkout", "set", "--cone", "--sparse-index", "app")
+    with pytest.raises(UnsupportedRepository) as refused:
+        engine.capture(phase="after")
+    assert "--no-sparse-index" in refused.value.message
+    engine.close()
 
 
 # Proves a split index (libgit2 cannot read its `link` extension) gets one clear line naming

@@ -232,6 +232,14 @@ def _populated(folder: Path) -> bool:
         return False
 
 
+#: What a sparse index is refused with: the config says so, or its `sdir` extension does.
+SPARSE_INDEX = (
+    "This repository uses a sparse index (index.sparse=true), which turnback cannot read. "
+    "Turn it off with `git sparse-checkout init --no-sparse-index` (the sparse checkout "
+    "itself stays). Nothing was recorded."
+)
+
+
 def refuse_sparse_index(repo: pygit2.Repository) -> None:
     """A clear error for a sparse index, which libgit2 cannot read (nor a copy of it)."""
     try:
@@ -239,11 +247,7 @@ def refuse_sparse_index(repo: pygit2.Repository) -> None:
     except (KeyError, pygit2.GitError, ValueError):
         sparse = False
     if sparse:
-        raise UnsupportedRepository(
-            "This repository uses a sparse index (index.sparse=true), which turnback "
-            "cannot read. Turn it off with `git sparse-checkout init --no-sparse-index` "
-            "(the sparse checkout itself stays). Nothing was recorded."
-        )
+        raise UnsupportedRepository(SPARSE_INDEX)
 
 
 def _open(path: str) -> pygit2.Index:
@@ -257,6 +261,8 @@ def _open(path: str) -> pygit2.Index:
 def unreadable_index(error: Exception) -> UnsupportedRepository:
     """The error for an index libgit2 refuses (or a copy of it), naming the fix when known:
     a split index is every capture's and undo's refusal until it is turned off."""
+    if "'sdir'" in str(error):  # a long-lived process whose config read predates it
+        return UnsupportedRepository(SPARSE_INDEX)
     if "'link'" in str(error):
         return UnsupportedRepository(
             "This repository uses a split index (core.splitIndex, or `git update-index "
