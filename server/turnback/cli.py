@@ -340,12 +340,17 @@ _PHRASES = {
 }
 
 
-def in_flags(message: str) -> str:
+#: Parameters a command takes as a positional argument rather than as an option.
+_POSITIONAL = {"diff": {"turn": "TURN"}}
+
+
+def in_flags(message: str, command: str = "") -> str:
     """An engine message (the protocol's words) as the command line says it: its options,
     not the parameters' names ("Invalid --older-than", "retry with --force")."""
+    flags = {**FLAGS, **_POSITIONAL.get(command, {})}
     message = re.sub(
         r"Invalid parameter '(\w+)'",
-        lambda m: f"Invalid {FLAGS.get(m.group(1), repr(m.group(1)))}",
+        lambda m: f"Invalid {flags.get(m.group(1), repr(m.group(1)))}",
         message,
     )
     for said, meant in _PHRASES.items():
@@ -466,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
 
             print(json.dumps({"error": error_to_wire(error)}))
         # One line for people, always, in the command line's own words.
-        print(f"turnback: {in_flags(error.message)}", file=sys.stderr)
+        print(f"turnback: {in_flags(error.message, args.command)}", file=sys.stderr)
         return _EXIT_CODES.get(error.reason, EXIT_FAILED)
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from helpers import GIT_ENV, git, make_repo, write
+from helpers import GIT_ENV, git, make_repo, without_root_overrides, write
 from turnback.config import Settings
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
@@ -400,3 +400,46 @@ def test_a_watcher_capture_reports_what_stays_left_out(tmp_path: Path):
     watched.undo("s")
     assert (repo / "data.bin").read_bytes() == b"x" * 200
     watched.close()
+
+
+# Ensures a folder the user may not read (a container's volume, mode 700, another user's)
+# costs no full scan at every capture, as no capture can read it anyway; and once it may be
+# read, it is watched and its files captured: after a watch was refused for it, every
+# capture of a server or daemon scanned the whole tree, for as long as it ran.
+def test_a_folder_that_may_not_be_read_costs_no_full_scans(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    write(repo, "locked/secret.txt", "theirs\n")
+    os.chmod(repo / "locked", 0)
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(Path(__file__).parents[2] / "server")!r})
+import pygit2
+from turnback.engine import Engine
+engine = Engine({str(repo)!r})
+assert engine.enable_watcher()
+engine.capture(session="s")
+with open({str(repo / "a.txt")!r}, "w") as f:
+    f.write("edited\\n")
+assert engine.watcher.drain() == {{"a.txt"}}, "a full scan for a folder no capture can read"
+os.chmod({str(repo / "locked")!r}, 0o755)  # readable now: watched, and its files captured
+engine.capture(session="s")
+with open({str(repo / "locked/secret.txt")!r}, "w") as f:
+    f.write("edited in the folder\\n")
+engine.capture(session="s")
+turn = engine.store.load("s").turns[-1]
+tree = engine.repo[pygit2.Oid(hex=turn.before)].tree
+assert engine.repo[tree["locked/secret.txt"].id].data == b"edited in the folder\\n"
+print("ok")
+"""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            env=GIT_ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=without_root_overrides,
+        )
+    finally:
+        os.chmod(repo / "locked", 0o755)
+    assert done.stdout.strip() == "ok", done.stderr

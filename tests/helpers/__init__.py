@@ -6,7 +6,7 @@ concern each: env (the isolated environment), git, files, cli, lsp, objects
 built on them (`repo`, `client`) are in tests/conftest.py.
 """
 
-from .cli import cli_json, cli_syscalls, run_cli
+from .cli import cli_json, cli_syscalls, run_cli, without_root_overrides
 from .env import DATA_DIR, GIT_ENV, SERVER_ENV
 from .files import read, tree_state, write
 from .git import git, git_run, make_repo
@@ -59,5 +59,6 @@ __all__ = [
     "tree_state",
     "undo",
     "wait_for",
+    "without_root_overrides",
     "write",
 ]

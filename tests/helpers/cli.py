@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import subprocess
 import sys
@@ -46,3 +47,16 @@ def cli_syscalls(root: Path, syscalls: str, *args: str, timeout: float = 60) -> 
     done = run_cli(root, *args, timeout=timeout, wrap=strace)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     return done.stderr
+
+
+_DAC_CAPABILITIES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+
+
+def without_root_overrides() -> None:
+    """In a child process (`preexec_fn`): drop the capabilities that let root ignore
+    permissions, so a mode-555 directory refuses it as it refuses any user (tests run as
+    root)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in _DAC_CAPABILITIES:
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import subprocess
@@ -11,7 +10,17 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from helpers import cli_json, git, make_repo, read, request, run_cli, tree_state, write
+from helpers import (
+    cli_json,
+    git,
+    make_repo,
+    read,
+    request,
+    run_cli,
+    tree_state,
+    without_root_overrides,
+    write,
+)
 
 
 # Ensures a restore that fails midway puts back what it had written and reports restoreFailed.
@@ -64,21 +73,9 @@ async def test_forced_redo_saves_what_it_overwrote(client, repo: Path):
     assert saved == "print('mine, after the undo')\n"
 
 
-_DAC_CAPABILITIES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
-
-
-def _without_root_overrides() -> None:
-    """In the child: drop the capabilities that let root ignore permissions, so a
-    mode-555 directory refuses it as it refuses any user (tests run as root)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for capability in _DAC_CAPABILITIES:
-        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
-
-
 def run_as_user(root: Path, *args: str) -> subprocess.CompletedProcess:
     """`turnback <args>` as a process that file permissions apply to."""
-    return run_cli(root, *args, preexec_fn=_without_root_overrides)
+    return run_cli(root, *args, preexec_fn=without_root_overrides)
 
 
 # Ensures an undo that cannot write into a read-only directory names the file and the

@@ -119,9 +119,13 @@ class Watcher:
         self.dirs: dict[int, str] = {}
         self.lost = False
         self.changed: set[str] = set()
-        #: Directories inotify refused to watch (the watch limit, permissions): while any
+        #: Directories inotify refused to watch for want of watches (the limit): while any
         #: is left, every drain says "unknown", and each tries them again.
         self.unwatched: set[str] = set()
+        #: Directories this user may not read: no capture can read them either (they are
+        #: reported unreadable), so they cost no full scan; each drain tries them again,
+        #: and once one can be watched its files count as changed.
+        self.denied: set[str] = set()
         #: The queue overflowed: directories made meanwhile may have no watch yet.
         self._overflowed = False
         #: Directories `skip_dir` ruled out, asked again by `watch_again`.
@@ -145,8 +149,10 @@ class Watcher:
         wd = self._libc.inotify_add_watch(self.fd, os.fsencode(full), _MASK)
         if wd < 0:
             code = ctypes.get_errno()
-            if code not in (errno.ENOENT, errno.ENOTDIR):
-                # ENOSPC (the watch limit), EACCES...: blind there until a watch takes.
+            if code in (errno.EACCES, errno.EPERM):
+                self.denied.add(rel)
+            elif code not in (errno.ENOENT, errno.ENOTDIR):
+                # ENOSPC (the watch limit), ENOMEM: blind there until a watch takes.
                 if not self.unwatched:  # once, not for each of thousands of folders
                     log.warning(
                         "turnback cannot watch %s (%s)%s; captures scan the whole work tree "
@@ -158,6 +164,7 @@ class Watcher:
                 self.unwatched.add(rel)
             return False
         self.unwatched.discard(rel)
+        self.denied.discard(rel)
         self.dirs[wd] = rel
         return True
 
@@ -212,11 +219,16 @@ class Watcher:
             # got no watch: every directory is asked again (those watched answer at once).
             self._overflowed = False
             self._watch_tree("")
-        for rel in sorted(self.unwatched):
-            if os.path.isdir(os.path.join(self.root, rel)):
-                self._watch_tree(rel)
-            else:
+        for rel in sorted(self.unwatched | self.denied):
+            if not os.path.isdir(os.path.join(self.root, rel)):
                 self.unwatched.discard(rel)
+                self.denied.discard(rel)
+            elif self.skip_dir(rel):  # ignored since: never to be watched
+                self.unwatched.discard(rel)
+                self.denied.discard(rel)
+                self.skipped.add(rel)
+            else:
+                self._watch_tree(rel)
         if self.lost or self.unwatched:
             self.lost = False
             self.changed = set()

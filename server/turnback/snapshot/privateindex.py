@@ -10,6 +10,7 @@ bytes on disk are checked from the file's bytes while it loads (seedcheck.py).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 from collections.abc import Callable
@@ -45,6 +46,8 @@ def _read_index(path: Path) -> pygit2.Index | None:
     """An index file on its own (no repository: safe on another thread), None if absent."""
     return open_index(str(path)) if path.exists() else None
 
+
+log = logging.getLogger(__name__)
 
 #: How the private index keeps its entries; a file seeded under another is started over.
 #: 1: every entry names the bytes on disk (raw, unfiltered), its seed entries checked.
@@ -322,4 +325,9 @@ class PrivateIndex:
         only a cache, and nothing is ever written where the user removed it."""
         self._cache_writer.settle()
         if self.index is not None and self.path.parent.is_dir():
-            self.index.write()
+            try:
+                self.index.write()
+            except (OSError, pygit2.GitError) as error:
+                # Another process writing it ("the index is locked"), a full disk: the
+                # file stays as that process or the last save left it, and still reads.
+                log.warning("turnback could not save its scan cache (%s)", error)
