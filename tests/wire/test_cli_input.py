@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from helpers import SERVER_ENV, cli_json, run_cli, write
-from turnback.cli import FLAGS
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -99,20 +98,20 @@ def test_bad_workspace_folder(repo: Path, where: str, code: int, words: str):
 # Ensures text that is not UTF-8 (bytes from the shell) in a label, session, metadata or
 # turn is bad input naming the option, not an internal error; nothing is captured.
 @pytest.mark.parametrize(
-    ("args", "field"),
+    ("args", "option"),
     [
-        ((b"capture", b"--label", b"caf\xe9"), "label"),
-        ((b"capture", b"--session", b"\xff"), "session"),
-        ((b"capture", b"--metadata", b'{"a": "\xff"}'), "metadata"),
-        ((b"list", b"--session", b"\xfe"), "session"),
-        ((b"undo", b"--turn", b"\xff"), "turn"),
-        ((b"diff", b"\xff"), "turn"),
-        ((b"rescue", b"\xff"), "id"),
-        ((b"prune", b"--older-than", b"\xff"), "olderThan"),
+        ((b"capture", b"--label", b"caf\xe9"), "--label"),
+        ((b"capture", b"--session", b"\xff"), "--session"),
+        ((b"capture", b"--metadata", b'{"a": "\xff"}'), "--metadata"),
+        ((b"list", b"--session", b"\xfe"), "--session"),
+        ((b"undo", b"--turn", b"\xff"), "--turn"),
+        ((b"diff", b"\xff"), "TURN"),
+        ((b"rescue", b"\xff"), "ID"),
+        ((b"prune", b"--older-than", b"\xff"), "--older-than"),
     ],
 )
-def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str):
-    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"Invalid {FLAGS[field]}:")
+def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], option: str):
+    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"Invalid {option}:")
     assert cli_json(repo, "list")["turns"] == []
 
 
@@ -121,27 +120,27 @@ def test_non_utf8_text_is_exit_2(repo: Path, args: tuple[bytes, ...], field: str
 # metadata, an integer past Python's 4,300 digits, a session whose ref name would pass the
 # file name limit, dates past year 9999 in UTC, a turn in superscript digits.
 @pytest.mark.parametrize(
-    ("args", "field"),
+    ("args", "option"),
     [
-        (("capture", "--metadata", '{"score": NaN}'), "metadata"),
-        (("capture", "--metadata", '{"n": ' + "9" * 5000 + "}"), "metadata"),
-        (("capture", "--session", "\u4e2d" * 30), "session"),
-        (("capture", "--session", "." * 100), "session"),
-        (("prune", "--older-than", "9999-12-31T23:59:59-05:00"), "olderThan"),
-        (("prune", "--older-than", "0001-01-01T00:00:00+05:00"), "olderThan"),
-        (("diff", "\u00b2"), "turn"),
-        (("undo", "--turn", "\u00b9\u00b2"), "turn"),
-        (("redo", "--turn", "1"), "turn"),  # active, not undone: it said "Nothing to redo"
+        (("capture", "--metadata", '{"score": NaN}'), "--metadata"),
+        (("capture", "--metadata", '{"n": ' + "9" * 5000 + "}"), "--metadata"),
+        (("capture", "--session", "\u4e2d" * 30), "--session"),
+        (("capture", "--session", "." * 100), "--session"),
+        (("prune", "--older-than", "9999-12-31T23:59:59-05:00"), "--older-than"),
+        (("prune", "--older-than", "0001-01-01T00:00:00+05:00"), "--older-than"),
+        (("diff", "\u00b2"), "TURN"),
+        (("undo", "--turn", "\u00b9\u00b2"), "--turn"),
+        (("redo", "--turn", "1"), "--turn"),  # active, not undone: it said "Nothing to redo"
         # -n was dropped without a word, and all three turns undone.
-        (("undo", "-n", "1", "--turn", "1"), "count"),
+        (("undo", "-n", "1", "--turn", "1"), "-n/--count"),
         # A "before" capture ignored it, opening a turn and dropping the redo stack.
-        (("capture", "--turn", "1"), "turn"),
+        (("capture", "--turn", "1"), "--turn"),
     ],
 )
-def test_odd_input_is_exit_2(repo: Path, args: tuple[str, ...], field: str):
+def test_odd_input_is_exit_2(repo: Path, args: tuple[str, ...], option: str):
     if args[0] != "capture":
         cli_json(repo, "capture", "--label", "one")
-    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"Invalid {FLAGS[field]}:")
+    _one_clear_line(*_run(repo, *args), EXIT_USAGE, f"Invalid {option}:")
 
 
 # Ensures errors name the command line's options, not the protocol's parameters: "Invalid
