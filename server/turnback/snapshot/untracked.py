@@ -230,7 +230,11 @@ class UntrackedPolicy:
                     else:
                         stack.append(rel)
                     continue
-                verdict = self.file_verdict(rel, entry.stat(follow_symlinks=False))
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # deleted since the listing: as if it had never been there
+                verdict = self.file_verdict(rel, st)
                 if verdict is None:
                     captured.append(rel)
                     self.walked += 1
