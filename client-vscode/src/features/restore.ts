@@ -110,13 +110,17 @@ export async function afterRestore(ctx: TurnbackContext, kind: RestoreKind, para
     if (root && result.files.length) {
         unsaved = await syncEditors(root, result);
     }
-    let message = result.message;
+    const notes = [result.message];
     if (result.kept.length) {
-        message += ` Left alone: ${result.kept.map((k) => `${k.path} (${k.reason})`).join(', ')}.`;
+        notes.push(`Left alone: ${result.kept.map((k) => `${k.path} (${k.reason})`).join(', ')}.`);
     }
     if (unsaved.length) {
-        message += ` ${plural(unsaved.length, 'editor')} with unsaved changes still show${unsaved.length === 1 ? 's' : ''} your text.`;
+        notes.push(`${plural(unsaved.length, 'editor')} with unsaved changes still show${unsaved.length === 1 ? 's' : ''} your text.`);
     }
+    if (result.agentHint) {
+        notes.push(result.agentHint.message); // the harness's own way back (Claude Code's /rewind)
+    }
+    const message = sentences(notes);
     const again = count ? (kind === 'undo' ? 'Redo' : 'Undo') : undefined;
     const rescued = result.rescued;
     const buttons = [again, rescued ? PUT_BACK_MINE : undefined].filter((b): b is string => b !== undefined);
@@ -133,6 +137,11 @@ export async function afterRestore(ctx: TurnbackContext, kind: RestoreKind, para
         },
         () => undefined,
     );
+}
+
+/** Notes joined as sentences: the server's message ends without a period. */
+export function sentences(notes: string[]): string {
+    return notes.map((n, i) => (i < notes.length - 1 && !/[.!?]$/.test(n) ? `${n}.` : n)).join(' ');
 }
 
 /** The button a forced restore's summary offers: its overwritten edits, put back. */

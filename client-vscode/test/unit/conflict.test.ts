@@ -67,6 +67,19 @@ describe('the conflict flow (-32803, reason "conflict")', () => {
         );
     });
 
+    // Proves the summary reads as sentences (the server's message ends without a period)
+    // and shows the agent's hint: Claude Code's /rewind was only in a field no one showed.
+    it('the summary joins its notes as sentences and shows the agent hint', async () => {
+        const hint = { harness: 'claude-code', prompt: 'Fix it', message: 'In Claude Code, run /rewind to roll the conversation back.' };
+        const server = fakeServer({
+            'snapshot/undo': () => restoreResult('undo', 1, { kept: [{ path: 'big.bin', reason: 'tooLarge' }], agentHint: hint }),
+        });
+        await restore(makeCtx(server), 'undo', { workspace: WS, count: 1 });
+        expect(api.showInformationMessage.mock.calls[0][0]).toBe(
+            `Undid 1 turn (1 file changed). Left alone: big.bin (tooLarge). ${hint.message}`,
+        );
+    });
+
     it('"Cancel" sends no retry and changes nothing', async () => {
         const server = conflictOnce('undo');
         api.showWarningMessage.mockImplementationOnce(async (_m: string, _o: unknown, _ok: unknown, cancel: unknown) => cancel);
