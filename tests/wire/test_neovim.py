@@ -182,6 +182,7 @@ def test_neovim_undo_refused_while_agent_turn_runs(tmp_path: Path):
     refused = by_name["refused"]
     assert refused["error"] is True and refused["app"] == AGENT
     assert "still running" in refused["said"] and "claude-code session nv1" in refused["said"]
+    assert "retry with :TurnbackUndo!" in refused["said"]  # the command, not the protocol's word
     assert "(running)" in refused["list"]
     forced = by_name["forced"]
     assert forced["error"] is False and forced["said"].startswith("Undid 1 turn")

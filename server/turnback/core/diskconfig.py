@@ -38,8 +38,17 @@ from .worktree import folds_case
 #: XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS, NFS, ramfs): no probe there. Elsewhere (FAT,
 #: exFAT, NTFS, FUSE, 9p, SMB) a probe asks the disk; off Linux the config is believed.
 KEEPS_EXEC_BITS = frozenset(
-    {0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794C7630, 0x2FC12FC1, 0xF2F52010, 0x6969}
-    | {0x858458F6}
+    {
+        0xEF53,  # ext2, ext3, ext4
+        0x58465342,  # XFS
+        0x9123683E,  # Btrfs
+        0x01021994,  # tmpfs
+        0x794C7630,  # overlayfs
+        0x2FC12FC1,  # ZFS
+        0xF2F52010,  # F2FS
+        0x6969,  # NFS
+        0x858458F6,  # ramfs
+    }
 )
 #: The shadow's own key saying its folder's exec bits were probed (the probe writes there).
 PROBED_KEY = "turnback.execbitsprobed"

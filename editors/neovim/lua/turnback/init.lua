@@ -155,7 +155,8 @@ function M.setup(opts)
   for name, run in pairs(commands) do
     vim.api.nvim_create_user_command(name, function(o)
       local ok, text = pcall(run, o.args ~= "" and o.args or nil, o.bang)
-      vim.notify(tostring(text), ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+      text = tostring(text):gsub("([Rr])etry with force", "%1etry with :" .. name .. "!")
+      vim.notify(text, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
     end, {
       nargs = name == "TurnbackList" and 0 or "?",
       bang = name:find("do$") ~= nil or name == "TurnbackRescue",
