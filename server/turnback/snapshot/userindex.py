@@ -236,7 +236,7 @@ def _populated(folder: Path) -> bool:
 SPARSE_INDEX = (
     "This repository uses a sparse index (index.sparse=true), which turnback cannot read. "
     "Turn it off with `git sparse-checkout init --no-sparse-index` (the sparse checkout "
-    "itself stays). Nothing was recorded."
+    "itself stays). Nothing was recorded or changed."
 )
 
 
@@ -267,10 +267,11 @@ def unreadable_index(error: Exception) -> UnsupportedRepository:
         return UnsupportedRepository(
             "This repository uses a split index (core.splitIndex, or `git update-index "
             "--split-index`), which turnback cannot read. Turn it off with `git config "
-            "core.splitIndex false && git update-index --no-split-index`. Nothing was recorded."
+            "core.splitIndex false && git update-index --no-split-index`. Nothing was "
+            "recorded or changed."
         )
     return UnsupportedRepository(
-        f"turnback cannot read this repository's index ({error}). Nothing was recorded."
+        f"turnback cannot read this repository's index ({error}). Nothing was recorded or changed."
     )
 
 
