@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
@@ -27,7 +28,7 @@ from .gitpaths import is_utf8
 from .locking import repository_lock
 from .memory import bound_libgit2_memory
 from .objectwrites import written
-from .ownership import give_back, owner_to_give_to
+from .ownership import give_back, give_back_objects, owner_to_give_to
 from .pygit2_internals import add_config_file, set_workdir, use_empty_index
 from .sharedperms import share_folder_tree, share_object_folders, shared_folder_bits
 
@@ -51,6 +52,8 @@ class WorkspaceRepo:
     state_dir: Path
     lock_path: Path
     user_index_path: Path | None
+    #: When `settle_permissions` last began (ns): object folders unchanged since are done.
+    objects_settled_ns: int = field(default=0, repr=False)
 
     @property
     def ref_prefix(self) -> str:
@@ -102,10 +105,12 @@ class WorkspaceRepo:
             share_folder_tree(folder, self.shared_bits)
         owner = owner_to_give_to(common)
         if owner is not None:
-            give_back([self.objects_dir], owner, depth=2)  # its folders, their objects
+            began = time.time_ns()
+            give_back_objects(self.objects_dir, owner, self.objects_settled_ns)
+            self.objects_settled_ns = began
             # (A linked worktree's state is in its own git directory, its lock in the main one.)
-            give_back([self.state_dir, self.lock_path.parent, common / "refs" / "turnback"], owner)
-            give_back([common / "logs" / "refs" / "turnback"], owner)
+            turnbacks = [self.state_dir, self.lock_path.parent, common / "refs" / "turnback"]
+            give_back([*turnbacks, common / "logs" / "refs" / "turnback"], owner)
 
     @property
     def objects_dir(self) -> Path:
