@@ -54,16 +54,19 @@ KEEPS_EXEC_BITS = frozenset(
 PROBED_KEY = "turnback.execbitsprobed"
 
 
-def stat_defaults(repo: pygit2.Repository) -> dict[str, bool]:
-    """git's defaults for the stat settings `repo`'s config changes. Stat data is only a
-    shortcut: a same-size edit that kept its mtime (`cp -p`, `tar x`) changes the ctime
-    alone, so that is trusted whatever the config says, and no file is assumed unchanged."""
-    wanted = {}
-    if not configured(repo, "core.trustctime", True):
-        wanted["trustctime"] = True
-    if configured(repo, "core.ignorestat", False):
-        wanted["ignorestat"] = False
-    return wanted
+#: git's defaults for the stat settings, which turnback always reads. Stat data is only a
+#: shortcut: a same-size edit that kept its mtime (`cp -p`, `tar x`) changes the ctime
+#: alone, so that is trusted whatever the config says, and no file is assumed unchanged.
+STAT_DEFAULTS = {"trustctime": True, "ignorestat": False}
+
+
+def stat_defaults(source: pygit2.Repository | pygit2.Config) -> dict[str, bool]:
+    """The stat settings `source`'s config says otherwise than git's defaults, set back."""
+    return {
+        key: value
+        for key, value in STAT_DEFAULTS.items()
+        if configured(source, f"core.{key}", value) != value
+    }
 
 
 def may_drop_exec_bits(folder: Path) -> bool:
@@ -92,9 +95,9 @@ def shadow_as_the_folder(repo: pygit2.Repository, folder: Path) -> None:
     folds = folds_case(folder)
     if configured(repo, "core.ignorecase", False) != folds:
         own["core.ignorecase"] = folds
-    for key, value in (("core.trustctime", True), ("core.ignorestat", False)):
-        if configured(own, key, not value) != value:  # said here: a global config may differ
-            own[key] = value
+    for key, value in STAT_DEFAULTS.items():  # said here: a global config may differ
+        if configured(own, f"core.{key}", not value) != value:
+            own[f"core.{key}"] = value
     if configured(repo, PROBED_KEY, False) or not may_drop_exec_bits(folder):
         return
     try:
