@@ -73,7 +73,7 @@ def log(cwd: str, message: str) -> Path | None:
     Where `<git dir>/turnback` cannot be written, the user's state folder keeps it."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} {message.rstrip()}\n"
-    for path in (log_path(cwd), user_state_dir() / "hook.log"):
+    for path in _log_paths(cwd):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.exists() and path.stat().st_size > _LOG_LIMIT:
@@ -88,7 +88,12 @@ def log(cwd: str, message: str) -> Path | None:
 
 def written_log(cwd: str) -> Path | None:
     """The hook log that holds this work tree's lines: its own, else the user's, if any."""
-    return next((p for p in (log_path(cwd), user_state_dir() / "hook.log") if p.exists()), None)
+    return next((p for p in _log_paths(cwd) if p.exists()), None)
+
+
+def _log_paths(cwd: str) -> tuple[Path, Path]:
+    """Where the hook log is kept: the work tree's, else (not writable) the user's."""
+    return log_path(cwd), user_state_dir() / "hook.log"
 
 
 def _note_name(session: str) -> str:
