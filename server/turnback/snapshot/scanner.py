@@ -31,7 +31,7 @@ from ..core.rawhash import file_mode, stored_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import InvalidPath, add_with_stat
-from ..core.treeops import Entry, entry_at, tree_with
+from ..core.treeops import Entry, entries_at, tree_with
 from ..core.worktree import Stamp, under_real_dirs
 from ..errors import Cancelled, StorageFailed, WorkspaceTooLarge
 from .cachewrite import CacheWriter
@@ -549,9 +549,10 @@ class Scanner:
         policy = self._policy(settings)
         changes, skipped = path_entries(self.ws, self.user_index, policy, paths, stamps)
         if not self.ws.keeps_exec_bits:
+            before = entries_at(base, [prefix + path for path in changes])
             for path, entry in changes.items():
                 if entry is not None:
-                    was = entry_at(base, prefix + path)
+                    was = before[prefix + path]
                     kept = was.mode if was is not None else None
                     changes[path] = entry._replace(mode=stored_mode(entry.mode, False, kept))
         return changes, skipped
