@@ -43,29 +43,27 @@ def share_object_folders(objects_dir: Path, bits: int) -> None:
     """Adds `bits` to the object folders this user owns that lack them (never removes any)."""
     if not bits or not hasattr(os, "geteuid"):
         return  # (Windows keeps no such bits: the setting means nothing there)
-    me = os.geteuid()
     try:
-        entries = list(os.scandir(objects_dir))
+        folders = [e.path for e in os.scandir(objects_dir) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return
-    for entry in entries:
-        try:
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == me and st.st_mode & bits != bits:
-                os.chmod(entry.path, stat.S_IMODE(st.st_mode) | bits)
-        except OSError:
-            continue
+    for folder in folders:
+        _share(folder, bits)
 
 
 def share_folder_tree(top: Path, bits: int) -> None:
     """Adds `bits` to `top` and every folder below it that this user owns."""
     if not bits or not hasattr(os, "geteuid"):
         return
-    me = os.geteuid()
     for folder, _dirs, _files in os.walk(top):
-        try:
-            st = os.lstat(folder)
-            if st.st_uid == me and st.st_mode & bits != bits:
-                os.chmod(folder, stat.S_IMODE(st.st_mode) | bits)
-        except OSError:
-            continue
+        _share(folder, bits)
+
+
+def _share(folder: str, bits: int) -> None:
+    """Adds `bits` to `folder` if this user owns it and it lacks them."""
+    try:
+        st = os.lstat(folder)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & bits != bits:
+            os.chmod(folder, stat.S_IMODE(st.st_mode) | bits)
+    except OSError:
+        pass
