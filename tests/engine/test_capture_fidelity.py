@@ -57,6 +57,15 @@ def test_snapshot_holds_crlf_bytes_under_autocrlf(tmp_path: Path):
     assert (root / "a.txt").read_bytes() == b"one\r\ntwo\r\nthree\r\n"
 
 
+def undo_of_an_agents_rewrite(engine: Engine, root: Path, rel: str, agent: bytes) -> bytes:
+    """A turn whose agent writes `agent` into `rel`, undone: the bytes `rel` holds then."""
+    engine.capture(label="the agent's turn")
+    write(root, rel, agent)
+    engine.capture(phase="after")
+    engine.undo()
+    return (root / rel).read_bytes()
+
+
 # Proves a stat cache an older turnback left (its entries named git's cleaned blobs: LF for
 # a CRLF file) is started over, not trusted: after an upgrade, the next turn's snapshot held
 # LF, and its undo wrote LF over the user's CRLF file.
@@ -71,12 +80,9 @@ def test_a_stat_cache_from_an_older_turnback_is_started_over(tmp_path: Path):
     anchor = git(root, "commit-tree", tree, "-m", "turnback index").strip()
     git(root, "update-ref", "refs/turnback/main/index", anchor)
     (private / "index.format").unlink(missing_ok=True)
-    engine = Engine(str(root))
-    engine.capture(label="the agent's turn")
-    write(root, "run.bat", b"ECHO ONE\r\nECHO TWO\r\n")
-    engine.capture(phase="after")
-    engine.undo()
-    assert (root / "run.bat").read_bytes() == b"echo one\r\necho two\r\n"
+    agent = b"ECHO ONE\r\nECHO TWO\r\n"
+    undone = undo_of_an_agents_rewrite(Engine(str(root)), root, "run.bat", agent)
+    assert undone == b"echo one\r\necho two\r\n"
 
 
 # Proves undo puts back a clean/smudge-filtered file's content, never the pointer git stores.
@@ -102,12 +108,8 @@ def test_undo_writes_back_content_not_the_filter_pointer(tmp_path: Path):
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "x")
     assert git(root, "cat-file", "-p", "HEAD:w.bin") == "pointer\n"
-    engine = Engine(str(root))
-    engine.capture(label="turn")
-    write(root, "w.bin", b"new content")
-    engine.capture(phase="after")
-    engine.undo()
-    assert (root / "w.bin").read_bytes() == b"real content\x00"
+    undone = undo_of_an_agents_rewrite(Engine(str(root)), root, "w.bin", b"new content")
+    assert undone == b"real content\x00"
 
 
 # Proves the index a watching process preloads as it sets its watch up (seeded, its

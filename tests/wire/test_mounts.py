@@ -192,6 +192,16 @@ def in_one_second(steps: Callable[[], float]) -> None:
     pytest.skip("the steps never fit in one second on this machine")
 
 
+def undo_of_an_agents_rewrite(repo: Path, rel: str) -> str:
+    """A turn whose agent rewrites `rel`, undone (CLI): what `rel` holds then, which must be
+    what it held before the turn."""
+    cli_json(repo, "capture", "--label", "the agent's turn")
+    write(repo, rel, "the agent rewrote it\n")
+    cli_json(repo, "capture", "--phase", "after")
+    cli_json(repo, "undo")
+    return read(repo, rel)
+
+
 # Ensures a same-size edit made in the same second as the capture that hashed the file is
 # seen where timestamps are whole seconds: the entry's stat data matched, and once the
 # private index was written in the next second (a slow machine; here its mtime is moved
@@ -213,11 +223,7 @@ def test_a_same_second_edit_after_a_capture_is_seen(tmp_path: Path):
         index = repo / ".git" / "turnback" / "index"
         later = os.stat(index).st_mtime + 1
         os.utime(index, (later, later))
-        cli_json(repo, "capture", "--label", "turn 2")
-        write(repo, "a.txt", "the agent again\n")
-        cli_json(repo, "capture", "--phase", "after")
-        cli_json(repo, "undo")
-        assert read(repo, "a.txt") == "the user's!\n"
+        assert undo_of_an_agents_rewrite(repo, "a.txt") == "the user's!\n"
 
 
 # Ensures turnback's first capture sees a same-size edit made in the second of the user's
@@ -237,11 +243,7 @@ def test_a_same_second_edit_after_git_commit_is_seen_by_the_first_capture(tmp_pa
 
         in_one_second(steps)
         time.sleep(1.1)
-        cli_json(repo, "capture", "--label", "turn")
-        write(repo, "a.txt", "the agent rewrote it\n")
-        cli_json(repo, "capture", "--phase", "after")
-        cli_json(repo, "undo")
-        assert read(repo, "a.txt") == "the user's\n"
+        assert undo_of_an_agents_rewrite(repo, "a.txt") == "the user's\n"
 
 
 # Ensures a nested repository turnback may not write (a read-only checkout: its `.git`
