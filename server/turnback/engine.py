@@ -64,8 +64,8 @@ from .results import (
     Turn,
 )
 from .snapshot import fswatch
+from .snapshot.captured import Progress, Snapshot
 from .snapshot.members import WorkspaceScanner
-from .snapshot.scanner import Progress, Snapshot
 from .snapshot.treewatch import TreeWatch
 from .snapshot.unpacking import Unpacking
 from .snapshot.watchsetup import WatchSetup

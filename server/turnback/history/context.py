@@ -24,8 +24,8 @@ from .journal import Journal
 from .timeline import Timeline, TimelineStore, TurnRecord, signature
 
 if TYPE_CHECKING:
+    from ..snapshot.captured import Progress, Snapshot
     from ..snapshot.members import WorkspaceScanner
-    from ..snapshot.scanner import Progress, Snapshot
 
 CancelCheck = Callable[[], bool]
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .timeline import ACTIVE, Timeline, TurnRecord
 
 if TYPE_CHECKING:
-    from ..snapshot.scanner import Snapshot
+    from ..snapshot.captured import Snapshot
     from .context import Context
 
 

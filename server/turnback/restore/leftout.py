@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..snapshot.scanner import Snapshot
+from ..snapshot.captured import Snapshot
 from ..snapshot.untracked import UNREADABLE, directory_identity
 
 

@@ -30,8 +30,8 @@ from ..history.timeline import (
     TurnRecord,
 )
 from ..results import HeadMoved, KeptFile, RestoreResult
+from ..snapshot.captured import Progress, Snapshot
 from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
-from ..snapshot.scanner import Progress, Snapshot
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
 from .batches import (

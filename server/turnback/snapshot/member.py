@@ -18,7 +18,8 @@ import pygit2
 
 from ..core.repository import WorkspaceRepo, common_dir, open_workspace
 from ..errors import TurnbackError
-from .scanner import Scanner, Snapshot
+from .captured import Snapshot
+from .scanner import Scanner
 
 
 @dataclass

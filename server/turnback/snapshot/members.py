@@ -30,9 +30,10 @@ from ..core.repository import WorkspaceRepo
 from ..core.treeops import Entry, tree_with
 from ..core.worktree import Stamp, stamp_at
 from ..errors import UnsupportedRepository
+from .captured import Progress, Snapshot
 from .churn import retrying
 from .member import Member, open_member
-from .scanner import Progress, Scanner, Snapshot
+from .scanner import Scanner
 from .untracked import NESTED_REPOSITORY, SUBMODULE, Skipped
 from .userindex import UserIndex
 

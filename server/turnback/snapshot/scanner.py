@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 
 import pygit2
@@ -32,9 +30,11 @@ from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
 from ..core.statcache import InvalidPath, add_with_stat
 from ..core.treeops import Entry, entries_at, tree_with
-from ..core.worktree import Stamp, under_real_dirs
+from ..core.worktree import Stamp
 from ..errors import Cancelled, StorageFailed, WorkspaceTooLarge
 from .cachewrite import CacheWriter
+from .captured import Progress, Snapshot
+from .changedscan import ChangedPathsCapture
 from .churn import CHURN_ATTEMPTS, Churn, hash_or_gone, retrying
 from .heldobjects import HeldObjects
 from .ignore_rules import touches_ignore_files
@@ -68,8 +68,6 @@ SCAN_FLAGS = (
     DiffOption.INCLUDE_UNTRACKED | DiffOption.INCLUDE_TYPECHANGE | DiffOption.IGNORE_SUBMODULES
 )
 
-Progress = Callable[[str, int | None], None]
-
 
 def _denied(libgit2_says: str) -> str:
     """libgit2's refusal to read a file, in plain words: its "failed open - 'x' is locked:
@@ -78,17 +76,7 @@ def _denied(libgit2_says: str) -> str:
     return f"Permission denied ({found.group(1)})" if found else libgit2_says
 
 
-@dataclass
-class Snapshot:
-    """A captured work tree: its tree, and what was left out and why."""
-
-    tree: pygit2.Oid
-    skipped: list[Skipped] = field(default_factory=list)
-    #: For a capture of given paths (a restore's save): the stamp each had when it was read.
-    stamps: dict[str, Stamp | None] = field(default_factory=dict)
-
-
-class Scanner:
+class Scanner(ChangedPathsCapture):
     """Captures one work tree; keep it alive between captures to keep its cache warm."""
 
     def __init__(self, ws: WorkspaceRepo) -> None:
@@ -388,115 +376,6 @@ class Scanner:
     def _ignored_untracked(self, path: str) -> bool:
         tracked = not self.ws.shadow and self.user_index.tracks(path)
         return not tracked and path_is_ignored(self.ws.repo, path)
-
-    def _capture_changed(self, settings: Settings, changed: set[str]) -> Snapshot:
-        """The watcher's path: look only at what changed; costs grow with the change.
-
-        The new tree is the last one with the changed paths set or removed (`tree_with`),
-        so no other tree object is read or written.
-        """
-        tracked_before = self.user_index.tree_before_reload()
-        user_index_changed = self.user_index.refresh()
-        index = self.private.load()
-        if self.private.tree is None or (
-            user_index_changed and not self.user_index.tracks_the_same_files(tracked_before)
-        ):
-            # Who tracks what changed (git add, rm --cached): re-check every untracked verdict.
-            return self._capture(settings, None, None)
-        last, self.private.tree = self.private.tree, None  # unknown until this one succeeds
-        policy = self._policy(settings)
-        root = str(self.ws.root)
-        skipped = self._still_left_out(changed)
-        skipped.update({s: Skipped(s, SUBMODULE) for s in self._submodules()})
-        changes: dict[str, Entry | None] = {}
-        to_add: list[str] = []
-
-        def drop(path: str) -> None:
-            if path in index:
-                index.remove(path)
-            changes[path] = None
-
-        for path in sorted(changed):
-            try:
-                st = os.lstat(os.path.join(root, path)) if under_real_dirs(root, path) else None
-            except PermissionError:
-                skipped[path] = Skipped(path, UNREADABLE)  # in a folder it may not list:
-                continue  # as last captured, and a restore keeps whatever is there
-            except OSError:
-                st = None
-            if st is None or stat.S_ISDIR(st.st_mode):
-                drop(path)  # a file that is gone or became a directory; a directory gone
-                if st is None:
-                    index.remove_directory(path)
-                continue
-            if is_special(st):
-                drop(path)  # the snapshot must not claim what stood there before
-                if not self._ignored_untracked(path):
-                    skipped[path] = Skipped(path, SPECIAL_FILE)
-                continue
-            if not self.ws.shadow and self.user_index.tracks(path):
-                to_add.append(path)
-                continue
-            verdict = policy.file_verdict(path, st)
-            if verdict is None:
-                to_add.append(path)
-                continue
-            drop(path)
-            if verdict is not IGNORED:
-                skipped[verdict.path] = verdict
-                if verdict.path != path:  # a whole directory is now left out
-                    index.remove_directory(verdict.path)
-                    changes[verdict.path] = None
-        if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
-            self._untracked_moved = True  # the next full scan checks every untracked verdict
-        held = self.holds_objects
-        batch = self.handles.object_batch(hold=held or len(to_add) > LOOSE_UP_TO, idle=held)
-        try:
-            for path, st in within_limits(index, to_add, settings, skipped, root):
-                read = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)
-                if read is None:
-                    drop(path)
-                    continue
-                oid, st = read
-                batch.held_blob(oid, st.st_size)
-                entry = Entry(str(oid), self._mode(index, path, st))
-                try:
-                    add_with_stat(index, path, oid, entry.mode, st)
-                except InvalidPath:
-                    skipped[path] = Skipped(path, INVALID_PATH)
-                    continue
-                changes[path] = entry
-                if batch.over_limit():
-                    batch.commit()
-            tree = tree_with(batch.repo, batch.repo[last], changes)
-            anchor = self.private.anchor_commit(batch.repo, tree)
-            if held:
-                self.held.keep(batch, tree, anchor)  # written once the workspace copied them
-            else:
-                batch.commit(tree, anchor)  # on disk before the anchor names it
-                self.private.anchor(anchor)
-        except BaseException:
-            batch.close()
-            raise
-        if not held:
-            batch.close()
-        self.private.tree = tree
-        # The index file is rewritten by the next full scan: the anchor already keeps
-        # everything this in-memory index names (held objects: once written, before any
-        # save), and a stale file is simply reseeded.
-        self._left_out = dict(skipped)
-        return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
-
-    def _still_left_out(self, changed: set[str]) -> dict[str, Skipped]:
-        """What the last capture left out, but the changed paths (asked again) and what is
-        gone. A folder left out whose files changed stays left out until the next full scan
-        says otherwise: the safe way, as a restore keeps what a capture left out."""
-        root = self.ws.root
-        return {
-            path: left
-            for path, left in self._left_out.items()
-            if path not in changed and left.reason != SUBMODULE and os.path.lexists(root / path)
-        }
 
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
