@@ -209,6 +209,27 @@ def test_cli_forced_undo_says_how_to_put_back(repo: Path):
     assert f"Put them back with: turnback rescue {version['id']}" in done.stdout.splitlines()
 
 
+# Ensures a forced undo that keeps a conflicting path anyway (the user's folder where the
+# turn left a symlink: blocked) neither says it overwrote it nor keeps a rescued version
+# that `turnback rescue` then finds nothing in.
+def test_forced_undo_keeping_a_blocked_path_rescues_nothing(repo: Path):
+    write(repo, "f", "f\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "f")
+    cli_json(repo, "capture", "--label", "turn")
+    (repo / "f").unlink()
+    (repo / "f").symlink_to("src/app.py")
+    cli_json(repo, "capture", "--phase", "after")
+    (repo / "f").unlink()
+    write(repo, "f/mine.txt", "the user's\n")
+    done = run_cli(repo, "undo", "--force")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "kept     f (blocked)" in done.stdout
+    assert "overwrote" not in done.stdout and "turnback rescue" not in done.stdout
+    assert cli_json(repo, "list")["rescued"] == []
+    assert read(repo, "f/mine.txt") == "the user's\n"
+
+
 # Ensures the CLI shows rescued versions in `turnback list`, puts one file back with
 # `turnback rescue ID PATH` given relative to the current directory, finds a version in
 # its own session when another is the default, and prunes them only with --rescued.

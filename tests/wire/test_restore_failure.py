@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pygit2
 import pytest
 from pygls.exceptions import JsonRpcException
 
@@ -190,3 +191,48 @@ def test_tracked_file_made_unreadable_is_a_permission_error(tmp_path: Path):
     assert done.returncode == 1
     assert "Permission denied (" in done.stderr and "a.txt" in done.stderr
     assert "kept changing" not in done.stderr and "is locked" not in done.stderr  # libgit2's
+
+
+# Ensures an undo needing a blob that was lost (a loose object deleted, an alternate gc'ed)
+# refuses before writing anything: it wrote the files before it, said "Nothing was
+# changed" and left its journal for the next command to roll back.
+def test_undo_with_a_lost_object_writes_nothing(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a1\n"})
+    write(repo, "a.txt", "a: my uncommitted edit\n")
+    write(repo, "b.txt", "b: my untracked notes\n")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "a.txt", "agent a\n")
+    (repo / "b.txt").unlink()
+    cli_json(repo, "capture", "--phase", "after")
+    lost = str(pygit2.hash(b"b: my untracked notes\n"))
+    (repo / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    agent_state = tree_state(repo)
+
+    done = run_cli(repo, "undo")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert lost in done.stderr and "Nothing was changed" in done.stderr
+    assert tree_state(repo) == agent_state
+    assert "journal" not in git(repo, "for-each-ref", "refs/turnback")
+
+
+# Ensures an undo refused by an append-only folder (`chattr +a`) names the likely cause,
+# here and in the recovery that meets it again, where "operation not permitted" alone
+# left users guessing while every command failed.
+def test_append_only_folder_is_named_as_the_likely_cause(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"logs/b.txt": "b\n", "c.txt": "c\n"})
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "logs/b.txt", "agent b\n")
+    write(repo, "c.txt", "agent c\n")
+    cli_json(repo, "capture", "--phase", "after")
+    append_only = subprocess.run(["chattr", "+a", str(repo / "logs")], capture_output=True)
+    if append_only.returncode != 0:
+        pytest.skip(f"no append-only folders here: {append_only.stderr.decode().strip()}")
+    try:
+        done = run_cli(repo, "undo")
+    finally:
+        subprocess.run(["chattr", "-a", str(repo / "logs")], check=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "operation not permitted on logs/b.txt (is the file or its folder immutable" in (
+        done.stderr
+    )
+    assert "lsattr" in done.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -263,7 +264,7 @@ class RestoreError(Exception):
     def __init__(
         self, path: str, cause: BaseException, rolled_back: bool, written: int, kept: list[str]
     ) -> None:
-        super().__init__(f"{describe(cause)} on {path}")
+        super().__init__(f"{describe(cause)} on {path}{flags_hint(cause)}")
         self.path = path
         self.cause = cause
         self.rolled_back = rolled_back
@@ -278,6 +279,14 @@ def describe(cause: BaseException) -> str:
     if isinstance(cause, OSError) and cause.strerror:
         return cause.strerror[:1].lower() + cause.strerror[1:]
     return str(cause) or type(cause).__name__
+
+
+def flags_hint(cause: BaseException) -> str:
+    """What an EPERM (not EACCES) on a path the user owns most often means on Linux:
+    `chattr +i` or `+a`, which no message names and which a rollback meets again."""
+    if isinstance(cause, OSError) and cause.errno == errno.EPERM and sys.platform == "linux":
+        return " (is the file or its folder immutable or append-only? `lsattr` shows it)"
+    return ""
 
 
 @dataclass

@@ -20,7 +20,7 @@ from ..errors import RestoreFailed
 from ..history.context import Context
 from ..history.journal import DamagedJournal
 from ..history.timeline import RECOVERY_KEPT
-from .plan import describe, roll_back
+from .plan import describe, flags_hint, roll_back
 from .workwriter import WorkWriter, sweep_staging
 
 
@@ -69,8 +69,8 @@ def recover(ctx: Context) -> None:
         path, cause = undone.failed
         raise RestoreFailed(
             f"turnback could not roll back an interrupted {intent.operation}: "
-            f"{describe(cause)} on {path}; it will retry. The state before it is "
-            f"commit {intent.saved}.",
+            f"{describe(cause)} on {path}{flags_hint(cause)}; it will retry. The state before "
+            f"it is commit {intent.saved}.",
             path=path,
             rolled_back=False,
             saved=intent.saved,

@@ -12,10 +12,11 @@ import os
 from collections.abc import Callable
 
 import pygit2
+from pygit2.enums import FileMode
 
 from ..core.durability import make_durable
 from ..core.repository import WorkspaceRepo
-from ..core.treeops import entry_at, is_dir_in
+from ..core.treeops import Entry, entry_at, is_dir_in
 from ..core.worktree import holds_repository
 from ..errors import Busy, Conflict, RestoreFailed, StorageFailed
 from ..history.context import Context, RestoreOptions
@@ -180,6 +181,7 @@ class Restorer:
     ) -> None:
         """Journal, write, make durable, commit the timeline, drop the journal."""
         ctx = self.ctx
+        _check_objects(ctx.repo, plan.writes)  # before the journal: nothing written yet
         prepared = ctx.store.prepare(timeline)
         before = ctx.store.ref_target(timeline.session)
         intent = Intent(operation, timeline.session, plan.writes, saved_commit, before, prepared)
@@ -386,11 +388,24 @@ class Restorer:
         return result
 
 
+def _check_objects(repo: pygit2.Repository, writes: dict[str, Entry | None]) -> None:
+    """Every object a restore will write is in the repository: one lost from under the
+    timeline (a loose object deleted, an alternate gc'ed) stops it before any write, where
+    meeting it midway would leave files half restored. The KeyError is pygit2's, which
+    the engine reports as `ObjectMissing` ("Nothing was changed")."""
+    exists = repo.odb.exists
+    for entry in writes.values():
+        if entry is not None and entry.mode != FileMode.COMMIT and not exists(entry.oid):
+            raise KeyError(f"object not found: {entry.oid}")
+
+
 def _overwritten(plan: Plan) -> list[str]:
     """The conflicts whose files held the user's edits on disk: a conflict that is only an
     editor's unsaved text saved the file as it was on disk (the agent's bytes), and a
-    rescue of that put the agent's text back under an undone turn."""
-    return [path for path in plan.conflicts if path not in plan.unsaved]
+    rescue of that put the agent's text back under an undone turn. A conflict the plan
+    keeps anyway (blocked: the user's folder where the turn had a file) is not overwritten."""
+    kept = {k.path for k in plan.kept}
+    return [path for path in plan.conflicts if path not in plan.unsaved and path not in kept]
 
 
 def _info_exclude(ws: WorkspaceRepo) -> list[str]:

@@ -209,7 +209,7 @@ class WorkWriter:
         bits = restored_mode(existing, original, entry.mode)
         if existing is not None and stat.S_ISREG(existing.st_mode):
             self._original_bits.setdefault(path, stat.S_IMODE(existing.st_mode) & 0o777)
-        data = self.repo[pygit2.Oid(hex=entry.oid)].data
+        data = _blob_data(self.repo, entry.oid)
         staging = self._staging_dir()
         temp = self._make_temp(staging or parent, entry, data, bits)
         try:
@@ -317,6 +317,18 @@ def restored_mode(existing: os.stat_result | None, original: int | None, mode: i
     if executable:
         return bits | ((bits & 0o444) >> 2)  # executable wherever it is readable
     return bits & ~0o111
+
+
+class ObjectGone(pygit2.GitError):
+    """A blob the restore must write is not in the repository: a failure the restore rolls
+    back (pygit2's KeyError would pass its rollback by)."""
+
+
+def _blob_data(repo: pygit2.Repository, oid: str) -> bytes:
+    try:
+        return repo[pygit2.Oid(hex=oid)].data
+    except KeyError:
+        raise ObjectGone(f"object {oid} is missing from the repository") from None
 
 
 def _is_special(st: os.stat_result) -> bool:
