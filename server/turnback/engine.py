@@ -30,6 +30,7 @@ from .errors import (
     NoWorkspace,
     ObjectMissing,
     RequestFailed,
+    UnsupportedRepository,
 )
 from .history import running
 from .history.context import CancelCheck, Context, RestoreOptions
@@ -69,6 +70,9 @@ from .snapshot.members import WorkspaceScanner
 from .snapshot.treewatch import TreeWatch
 from .snapshot.unpacking import Unpacking
 from .snapshot.watchsetup import WatchSetup
+
+#: pygit2's lookup error (1.19+; a plain KeyError in the 1.18 that Python 3.10 gets).
+_NOT_FOUND: type[Exception] = getattr(pygit2, "NotFoundError", KeyError)
 
 
 def check_session(session: Any) -> str | None:
@@ -166,8 +170,15 @@ class Engine:
             recovery.recover(self.ctx)
             try:
                 yield
+            except UnicodeEncodeError as error:
+                if "surrogates" not in str(error) or hasattr(pygit2, "NotFoundError"):
+                    raise
+                raise UnsupportedRepository(  # pygit2 1.18 takes paths as strict UTF-8
+                    "A file name here is not valid UTF-8, which pygit2 1.18 (the last release "
+                    "for Python 3.10) cannot handle: run turnback on Python 3.11 or later."
+                ) from None
             except KeyError as error:  # pygit2's NotFoundError is one, `repo[oid]` raises one
-                missing = isinstance(error, pygit2.NotFoundError)
+                missing = isinstance(error, _NOT_FOUND)
                 if not missing and not ObjectMissing.names_an_object(error):
                     raise
                 raise ObjectMissing.from_not_found(error) from error

@@ -21,7 +21,6 @@ import pygit2
 from pygit2 import C, ffi
 from pygit2.enums import DiffOption
 from pygit2.errors import check_error
-from pygit2.utils import encode_fs_path
 
 #: A `git_index_entry *` (cffi cdata).
 IndexEntry = Any
@@ -50,7 +49,7 @@ def new_entry(path: str, oid: pygit2.Oid, mode: int) -> tuple[IndexEntry, Any]:
     entry = ffi.new("git_index_entry *")
     ffi.buffer(ffi.addressof(entry, "id"))[:] = oid.raw[:]
     entry.mode = int(mode)
-    name = ffi.new("char[]", encode_fs_path(path))
+    name = ffi.new("char[]", os.fsencode(path))
     entry.path = name
     return entry, name
 
@@ -156,7 +155,7 @@ def add_config_file(repo: pygit2.Repository, path: str, level: int) -> None:
     check_error(C.git_repository_config(config, repo._repo))
     try:
         check_error(
-            C.git_config_add_file_ondisk(config[0], encode_fs_path(path), level, repo._repo, 1)
+            C.git_config_add_file_ondisk(config[0], os.fsencode(path), level, repo._repo, 1)
         )
     finally:
         C.git_config_free(config[0])
@@ -249,3 +248,38 @@ def set_workdir(repo: pygit2.Repository, path: str) -> None:
         repo.workdir = path
     except UnicodeEncodeError:
         repo.workdir = os.fsencode(path)  # type: ignore[assignment]
+
+
+#: Attributes that make libgit2 convert a file between the object and the disk, asked where
+#: pygit2 has no `load_filter_list` (1.18, the last for Python 3.10).
+_CONVERTING_ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
+
+
+def has_filters(repo: pygit2.Repository, path: str) -> bool:
+    """Whether checking `path` out converts its bytes (a filter, line endings, an encoding).
+    Without pygit2's `load_filter_list`, any such attribute or `core.autocrlf` counts: more
+    files hashed again, never one trusted that should not be."""
+    load = getattr(repo, "load_filter_list", None)
+    if load is not None:
+        return load(path) is not None
+    try:
+        autocrlf = repo.config.get_bool("core.autocrlf")
+    except (KeyError, ValueError, pygit2.GitError):
+        autocrlf = (
+            repo.config["core.autocrlf"] == "input" if "core.autocrlf" in repo.config else False
+        )
+    return autocrlf or any(repo.get_attr(path, name) is not None for name in _CONVERTING_ATTRIBUTES)
+
+
+def object_size(repo: pygit2.Repository, oid: pygit2.Oid) -> int:
+    """An object's size, from its header where pygit2 can read one alone (1.19+)."""
+    read_header = getattr(repo.odb, "read_header", None)
+    if read_header is not None:
+        return read_header(oid)[1]
+    return len(repo.odb.read(oid)[1])
+
+
+def is_missing_object(error: BaseException) -> bool:
+    """pygit2's answer for an object not in the repository: a NotFoundError (a GitError and
+    a KeyError) from 1.19, a plain KeyError or GitError in 1.18."""
+    return isinstance(error, (KeyError, pygit2.GitError)) and "not found" in str(error)

@@ -63,13 +63,13 @@ def entries_at(tree: pygit2.Tree | None, paths: Iterable[str]) -> dict[str, Entr
 
 
 def _child(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
-    """`tree`'s entry `name`, or None; a tree whose object is missing is an error (pygit2's
-    NotFoundError is also a KeyError), never "no such file", which a restore would delete."""
+    """`tree`'s entry `name`, or None; an entry whose object is missing is an error (pygit2
+    raises a KeyError for both), never "no such file", which a restore would delete."""
     try:
         return tree[name]
-    except pygit2.NotFoundError:
-        raise
     except KeyError:
+        if name in tree:
+            raise  # the entry is there, its object is not
         return None
 
 

@@ -22,6 +22,7 @@ from ..core import treeops
 from ..core.displayread import read_for_display
 from ..core.fileuri import to_fs_path
 from ..core.gitpaths import is_utf8
+from ..core.pygit2_internals import object_size
 from ..errors import InvalidParams
 from ..results import ChangedFile, FileContent, FileDiff
 from .forked import Share, diff_all
@@ -261,6 +262,6 @@ def _size(repo: pygit2.Repository, oid: pygit2.Oid, mode: int) -> int:
     if mode == FileMode.COMMIT:
         return 0
     try:
-        return min(repo.odb.read_header(oid)[1], LIMITS.max_bytes + 1)
+        return min(object_size(repo, oid), LIMITS.max_bytes + 1)
     except (KeyError, pygit2.GitError):
         return 0  # `_blob` says what is missing, as it did before

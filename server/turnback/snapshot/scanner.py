@@ -25,6 +25,7 @@ from pygit2.enums import DeltaStatus, DiffOption
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
 from ..core.objectbatch import LOOSE_UP_TO
+from ..core.pygit2_internals import is_missing_object
 from ..core.rawhash import file_mode, stored_mode
 from ..core.repository import WorkspaceRepo
 from ..core.specialfiles import SpecialFiles
@@ -161,7 +162,9 @@ class Scanner(ChangedPathsCapture):
             # Drop unanchored in-memory entries; reload the saved cache.
             self.private.index, self.private.tree = None, None
             raise
-        except pygit2.GitError as error:
+        except (pygit2.GitError, KeyError) as error:
+            if not isinstance(error, pygit2.GitError) and not is_missing_object(error):
+                raise  # a KeyError of turnback's own
             if is_unreadable_index(error):  # a seed copied from a split index, say
                 self.private.drop()  # seeded again once the user's index can be read
                 raise unreadable_index(error) from None

@@ -27,7 +27,7 @@ import pygit2
 from ..core import indexfile
 from ..core.gitpaths import is_utf8
 from ..core.indexfile import ASSUME_UNCHANGED, GITLINK, SKIP_WORKTREE
-from ..core.pygit2_internals import entry_at, entry_path
+from ..core.pygit2_internals import entry_at, entry_path, has_filters
 
 #: Attributes under which the bytes on disk may differ from the blob git stores.
 _CONVERTING = re.compile(rb"\b(text|eol|crlf|ident|filter|working-tree-encoding)\b")
@@ -170,7 +170,7 @@ def _convertible(
             continue
         if not is_utf8(path):
             chosen.add(path)  # pygit2 asks libgit2 in strict UTF-8 only: hash it raw again
-        elif repo.load_filter_list(path) is not None or (
+        elif has_filters(repo, path) or (
             drivers
             and (repo.get_attr(path, "filter") or repo.get_attr(path, "working-tree-encoding"))
         ):
