@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import signal
 import sys
 
 from . import __version__
@@ -285,8 +286,7 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
 
         return to_wire(_dispatch(engine, args, folder))
     finally:
-        for message in engine.take_recovered():
-            print(f"turnback: {message}", file=sys.stderr)
+        _say(engine.take_recovered())
 
 
 def _capture(args: argparse.Namespace, folder: str) -> dict[str, Any]:
@@ -308,6 +308,13 @@ def _capture(args: argparse.Namespace, folder: str) -> dict[str, Any]:
             warn=_warn,
         )
     finally:
+        _say(messages)
+
+
+def _say(messages: list[str]) -> None:
+    """Notes for people beside a command's answer: a stderr closed under it (a pipe whose
+    reader left) must not turn a command that worked into a failure."""
+    with contextlib.suppress(OSError):
         for message in messages:
             print(f"turnback: {message}", file=sys.stderr)
 
@@ -428,6 +435,22 @@ _PRINTABLE = "turnback-printable"
 codecs.register_error(_PRINTABLE, _printable)
 
 
+#: Interrupted by Ctrl-C, SIGTERM or a closed terminal (128 + SIGINT, as shells say).
+EXIT_INTERRUPTED = 130
+
+
+def _interrupt_on_hangup() -> None:
+    """SIGTERM and SIGHUP (a terminal closed) interrupt as Ctrl-C does, so that a restore
+    under way rolls back rather than stopping half done."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if sys.stderr is None:  # started with stderr closed (`2>&-`): print() would use stdout,
@@ -460,11 +483,17 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as bytes
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors=_PRINTABLE)
+    _interrupt_on_hangup()
     try:
         try:
             result = run_command(args)
         except OSError as error:  # the file system refused (permissions, a full disk, ...)
             raise StorageFailed.from_os_error(error) from error
+    except KeyboardInterrupt:
+        # What was under way is whole again (a restore rolls back) or recovered next time.
+        with contextlib.suppress(OSError):
+            print("turnback: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except TurnbackError as error:
         if args.json:
             from .wire import error_to_wire

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from helpers import (
     SERVER_ENV,
     cli_json,
@@ -103,6 +105,55 @@ def test_undo_killed_at_every_step(tmp_path: Path):
 
     steps = kill_everywhere(tmp_path, scenario, ("undo",), check)
     assert steps >= 6  # journal, five files, timeline ref: every point was exercised
+
+
+# Ensures Ctrl-C, SIGTERM or a closed terminal (SIGHUP) in the middle of an undo's writes
+# leaves the work tree whole at once, rolled back by the process itself with one line said:
+# it left it half undone, with a traceback, until some later command recovered it.
+@pytest.mark.parametrize("name", ["INT", "TERM", "HUP"])
+def test_undo_interrupted_midway_rolls_back_at_once(tmp_path: Path, name: str):
+    repo, _before, after = scenario(tmp_path / "repo")
+    done = subprocess.run(
+        [sys.executable, "-m", "turnback", "undo"],
+        cwd=repo,
+        env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": "4", "TURNBACK_FAULT_SIGNAL": name},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Undo failed: interrupted on" in done.stderr and "rolled back" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert tree_state(repo) == after  # before any other command runs
+    assert "journal" not in git(repo, "for-each-ref", "refs/turnback")
+    assert recover(repo)["turns"][0]["state"] == "active"
+
+
+# Ensures a command that first recovers a killed undo, then works, answers that it worked
+# when its stderr is a pipe nobody reads: printing the recovery's note there failed it as
+# "storageFailed: Broken pipe", and a harness retrying it would undo another turn.
+def test_recovery_note_to_a_closed_stderr_does_not_fail_the_command(tmp_path: Path):
+    repo, before, _after = scenario(tmp_path / "repo")
+    assert killed_at(repo, 3, "undo")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "turnback", "undo", "--json"],
+            cwd=repo,
+            env=SERVER_ENV,
+            stdout=subprocess.PIPE,
+            stderr=write_end,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["turnsUndone"] == 1
+    assert tree_state(repo) == before
 
 
 # Ensures temporary files written beside their targets (staging on another file system)

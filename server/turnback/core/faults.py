@@ -3,7 +3,8 @@
 `TURNBACK_FAULT_AFTER=N` makes the process SIGKILL itself right after its N-th
 staged file, file write or ref update, so tests can stop an operation at every
 point where the disk changes and check that the next process recovers a whole
-state.
+state. `TURNBACK_FAULT_SIGNAL` names another signal to send (`TERM`, `INT`): what a
+user's Ctrl-C or a closed terminal does, which the process may handle.
 Unset (the default) it costs one comparison per step. The variable is read at
 the first step, not at import, so importing this module does nothing.
 """
@@ -14,6 +15,7 @@ import os
 import signal
 
 FAULT_ENV = "TURNBACK_FAULT_AFTER"
+SIGNAL_ENV = "TURNBACK_FAULT_SIGNAL"
 _limit: int | None = None  # read once, at the first step
 _steps = 0
 
@@ -26,5 +28,6 @@ def step(_what: str) -> None:
     if not _limit:
         return
     _steps += 1
-    if _steps >= _limit:
-        os.kill(os.getpid(), signal.SIGKILL)
+    if _steps == _limit:  # once: a handled signal lets the process go on (to roll back)
+        name = os.environ.get(SIGNAL_ENV) or "KILL"
+        os.kill(os.getpid(), getattr(signal, f"SIG{name}"))

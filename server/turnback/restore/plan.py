@@ -276,6 +276,8 @@ class RestoreError(Exception):
 
 def describe(cause: BaseException) -> str:
     """ "permission denied", not "[Errno 13] Permission denied: '/tmp/…/.turnback-….tmp'"."""
+    if isinstance(cause, KeyboardInterrupt):
+        return "interrupted"
     if isinstance(cause, OSError) and cause.strerror:
         return cause.strerror[:1].lower() + cause.strerror[1:]
     return str(cause) or type(cause).__name__
@@ -410,7 +412,9 @@ def apply_plan(
                 left.append(path)
                 continue
             written += 1
-    except (OSError, UnsafePath, pygit2.GitError) as error:
+    except (OSError, UnsafePath, pygit2.GitError, KeyboardInterrupt) as error:
+        # Ctrl-C (and the CLI's SIGTERM and SIGHUP, raised as it) rolls back too: a second
+        # one, or a kill, leaves the journal for the next command's recovery.
         undone = roll_back(writer, writes, saved)
         raise RestoreError(path, error, undone.failed is None, written, undone.kept) from error
     return left
