@@ -180,7 +180,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
         for item in result["files"]:
             print(f"  {item['action']:<8} {quoted(item['path'])}")
         for item in result["kept"]:
-            print(f"  kept     {quoted(item['path'])} ({item['reason']})")
+            by = f": {quoted(item['by'])}" if item.get("by") else ""
+            print(f"  kept     {quoted(item['path'])} ({item['reason']}{by})")
         if "agentHint" in result:
             print(result["agentHint"]["message"])
         if "rescued" in result and command != "rescue":

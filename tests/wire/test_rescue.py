@@ -224,7 +224,7 @@ def test_forced_undo_keeping_a_blocked_path_rescues_nothing(repo: Path):
     write(repo, "f/mine.txt", "the user's\n")
     done = run_cli(repo, "undo", "--force")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "kept     f (blocked)" in done.stdout
+    assert "kept     f (blocked: f/mine.txt)" in done.stdout
     assert "overwrote" not in done.stdout and "turnback rescue" not in done.stdout
     assert cli_json(repo, "list")["rescued"] == []
     assert read(repo, "f/mine.txt") == "the user's\n"

@@ -360,3 +360,29 @@ def test_an_older_running_turn_of_another_conversation_refuses(repo: Path, tmp_p
     assert cli(repo, "undo", "--session", "claude-code:B", quiet=60).returncode == EXIT_FAILED
     time.sleep(1.5)
     assert cli_ok(repo, "undo", "--session", "claude-code:B", quiet=1)["turnsUndone"] == 1
+
+
+# Proves an undo keeps what another session's turn, sealed while the undone turn ran,
+# changed (two agents in one work tree): the whole-tree snapshots made it part of this
+# turn, and the undo took that agent's finished work back unseen, out of reach of its
+# own session, which still called the turn active.
+def test_undo_keeps_what_another_sessions_turn_did_meanwhile(repo: Path):
+    cli_ok(repo, "capture", "--session", "mine", "--label", "A: edit app.py")
+    cli_ok(repo, "capture", "--session", "theirs", "--label", "B: add util.py")
+    write(repo, "src/util.py", "by B\n")
+    cli_ok(repo, "capture", "--session", "theirs", "--phase", "after")
+    write(repo, "src/app.py", "print('by A')\n")
+    cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
+
+    undone = cli_ok(repo, "undo", "--session", "mine")
+    assert [f["path"] for f in undone["files"]] == ["src/app.py"]
+    assert {"path": "src/util.py", "reason": "otherSession", "by": "theirs"} in undone["kept"]
+    assert read(repo, "src/app.py") == "print('v1')\n"
+    assert read(repo, "src/util.py") == "by B\n"
+    text = (
+        cli(repo, "redo", "--session", "mine").stdout
+        + cli(repo, "undo", "--session", "mine").stdout
+    )
+    assert "kept     src/util.py (otherSession: theirs)" in text
+    assert cli_ok(repo, "undo", "--session", "theirs")["turnsUndone"] == 1  # still B's to undo
+    assert not (repo / "src/util.py").exists()

@@ -3,7 +3,8 @@
 An undo takes the newest active turns (or those down to a named one), a redo the oldest
 undone ones; each turn's redo goes back to the state its undo replaced. Between two
 turns of one undo, the user may have edited a file after the first was sealed: such an
-edit is the user's, and the undo must not take it for the agent's.
+edit is the user's, and the undo must not take it for the agent's. Nor must it take for
+its own what another session's agent did while its turns ran (two agents in one tree).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from itertools import pairwise
 from ..core.treeops import entries_at
 from ..errors import InvalidParams, RequestFailed
 from ..history.context import Context, RestoreOptions
-from ..history.timeline import ACTIVE, UNDONE, Timeline, TurnRecord
+from ..history.timeline import ACTIVE, UNDONE, Timeline, TurnRecord, now_rfc3339
 from .plan import LeftByUndo, Step
 
 
@@ -44,6 +45,36 @@ def edited_between(ctx: Context, batch: list[TurnRecord], paths: set[str]) -> fr
         began = entries_at(ctx.tree(following.before), ordered)
         edited.update(path for path in ordered if ended[path] != began[path])
     return frozenset(edited)
+
+
+def changed_by_others(
+    ctx: Context, timeline: Timeline, batch: list[TurnRecord], paths: set[str]
+) -> dict[str, str]:
+    """The paths of an undo that another session's sealed turn changed while the batch's
+    turns ran, each with that session's name. Snapshots hold the whole work tree, so a turn
+    of Codex sealed inside a turn of Claude Code is part of the latter's change: undone
+    unseen, it was lost to both (its own session still called it active)."""
+    start = batch[0].created_at
+    end = batch[-1].sealed_at or now_rfc3339()
+    ordered = sorted(paths)
+    found: dict[str, str] = {}
+    for header in ctx.store.headers():
+        other = header["session"]
+        if other == timeline.session or str(header.get("lastCaptureAt") or "") < start:
+            continue  # captured nothing since these turns began
+        try:
+            theirs = ctx.store.load(other)
+        except RequestFailed:
+            continue  # a damaged timeline: its own commands say so
+        for turn in theirs.active if theirs is not None else []:
+            if not turn.after or (turn.sealed_at or "") <= start or turn.created_at >= end:
+                continue  # running (refused elsewhere), or not within these turns
+            before = entries_at(ctx.tree(turn.before), ordered)
+            after = entries_at(ctx.tree(turn.after), ordered)
+            for path in ordered:
+                if before[path] != after[path]:
+                    found.setdefault(path, other)
+    return found
 
 
 def undo_batch(ctx: Context, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:

@@ -26,6 +26,9 @@ from .workwriter import ATTEMPTED, ChangedMeanwhile, WorkWriter
 
 #: A kept reason: the user changed the file after the restore saved it, before it wrote.
 CHANGED_DURING_RESTORE = "changedDuringRestore"
+#: A kept reason (undo): another session's sealed turn changed the path while the undone
+#: turns ran; it stays as that turn left it, for that session to undo (`by` names it).
+OTHER_SESSION = "otherSession"
 #: A kept reason: the path is another name of a file the restore keeps (`by` names it).
 SAME_FILE = "sameFile"
 

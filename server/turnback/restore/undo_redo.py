@@ -36,6 +36,7 @@ from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
 from .batches import (
+    changed_by_others,
     edited_between,
     left_by_last_undo,
     redo_step,
@@ -47,6 +48,7 @@ from .leftout import moved_here, moved_left_out, reason_at, unreadable_in
 from .messages import failure_state, nothing, say_rescued, which_turns
 from .plan import (
     CHANGED_DURING_RESTORE,
+    OTHER_SESSION,
     LeftByUndo,
     Plan,
     RestoreError,
@@ -130,19 +132,23 @@ class Restorer:
         created: list[str] | None = None,
         left_by_undo: LeftByUndo | None = None,
         edited_between: frozenset[str] = frozenset(),
+        others: dict[str, str] | None = None,
     ) -> Plan:
         """What the restore would do; raises Conflict unless forced. Nothing under a
         repository in `created` (made by the turns being undone) is touched, nor anything
         the target state's capture left out (`target_skipped`). `left_by_undo`: a path the
         last undo kept as the later turn left it (a repository that turn created) is no
         change of the user's. `edited_between`: paths the user changed between two of the
-        turns undone together, conflicts as edits after the newest one are."""
+        turns undone together, conflicts as edits after the newest one are. `others`: paths
+        another session's sealed turn changed meanwhile (path → that session), kept as
+        that turn left them, for that session to undo."""
         moves, passed = compose(steps)
         if left_by_undo is not None:
             for path, entry in left_by_undo.kept(list(moves)).items():
                 passed.setdefault(path, set()).add(entry)
         current = self.ctx.repo[snap.tree]
         held: set[str] = set()
+        kept_for_others: list[KeptFile] = []
         for path in [p for p in moves if is_held(p, created or [])]:
             if moves[path][1] is not None:
                 continue  # there before the turns (the user's, say, in a folder the agent
@@ -150,6 +156,10 @@ class Restorer:
             if entry_at(current, path) is not None:
                 held.add(is_held(path, created or []))  # type: ignore[arg-type]
             del moves[path]
+        for path, session in sorted((others or {}).items()):
+            if path in moves and entry_at(current, path) != moves[path][1]:
+                del moves[path]
+                kept_for_others.append(KeptFile(path, OTHER_SESSION, session))
         rules = self._target_rules(steps[-1].target, moves)
         plan = make_plan(
             moves,
@@ -166,6 +176,7 @@ class Restorer:
             edited_between=edited_between,
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
+        plan.kept += kept_for_others
         if plan.conflicts and not options.force:
             raise Conflict(plan.conflicts, operation, frozenset(plan.unsaved))
         return plan
@@ -276,6 +287,7 @@ class Restorer:
         notes = repository_notes(
             self.ctx.scanner, self.ctx.ws.root, oldest.repositories, oldest.turn
         )
+        others = changed_by_others(self.ctx, timeline, batch, paths)
         plan = self.plan(
             [step],
             snap,
@@ -286,6 +298,7 @@ class Restorer:
             notes.created,
             left_by_last_undo(self.ctx, timeline, newest),
             edited_between(self.ctx, batch, paths),
+            others,
         )
         seen = {k.path for k in plan.kept} | {a.path for a in plan.actions}
         left = self._left_out(timeline, oldest, newest, snap if end is None else None)
