@@ -276,6 +276,32 @@ def test_two_prompts_one_conversation(repo: Path):
     assert tree_state(repo) == start
 
 
+# Proves the "after" hook seals the prompt's own turn when the agent moved between the
+# repository and a nested one since the "before" hook (its Stop fires where it stands): it
+# found the nearest note, an older prompt's, and sealed that turn with this one's changes,
+# leaving this one "running".
+@pytest.mark.parametrize("moves", ["into-nested", "out-of-nested"])
+def test_after_hook_in_another_repository_seals_the_prompts_turn(repo: Path, moves: str):
+    api = make_repo(repo / "api", {"x.txt": "base\n"})
+    before, after = _claude(repo)
+    first, then = (repo, api) if moves == "into-nested" else (api, repo)
+
+    def prompt(where: Path, stop_in: Path, text: str) -> None:
+        run_hook(where, "claude", "UserPromptSubmit", {**before, "cwd": str(where), "prompt": text})
+        write(repo, "src/app.py", f"{text}\n")
+        write(api, "x.txt", f"{text}\n")
+        run_hook(stop_in, "claude", "Stop", {**after, "cwd": str(stop_in)})
+
+    prompt(then, then, "earlier prompt")  # an older note where the next Stop fires
+    prompt(first, then, "this prompt")
+    turns = cli_json(first, "list", "--session", "claude-code:c1f0")["turns"]
+    assert (turns[0]["label"], turns[0]["sealed"]) == ("this prompt", True)
+    older = cli_json(then, "list", "--session", "claude-code:c1f0")["turns"]
+    assert [t["label"] for t in older] == ["earlier prompt"]
+    diffs = [f["diff"] for f in cli_json(then, "diff", "--session", "claude-code:c1f0")["files"]]
+    assert diffs and all("this prompt" not in text for text in diffs)
+
+
 # Proves the hooks of one Codex turn run twice (installed for the user and the project:
 # Codex runs both) open one turn, not an "interrupted" one beside each real one, and the
 # next prompt (a new turn id) opens the next.

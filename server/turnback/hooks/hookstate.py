@@ -134,26 +134,26 @@ def user_state_dir() -> Path:
 def write_note(cwd: str, session: str, note: dict[str, Any]) -> None:
     """Records what the session's last "before" hook did (the turn it opened, or its error).
 
-    Where `<git dir>/turnback` cannot be written (the reason the capture failed, often),
-    the note goes to the user's state folder, which `find_note` reaches last: the "after"
-    hook must still find the error to tell the user the turn was not recorded."""
-    text = json.dumps({"session": session, "cwd": cwd, **note})
-    for folder in (state_dir(cwd) / "hooks", user_state_dir() / "hooks"):
+    The note goes to `<git dir>/turnback` and a copy to the user's state folder (there
+    alone where the git dir cannot be written, the reason the capture failed, often): the
+    "after" hook may run in another repository of the workspace than this one (the agent
+    `cd`-ed out of it), and `find_note` takes the newest note it finds (`writtenAt`)."""
+    text = json.dumps({"session": session, "cwd": cwd, "writtenAt": time.time_ns(), **note})
+    folders = [state_dir(cwd) / "hooks", user_state_dir() / "hooks"]
+    for folder in dict.fromkeys(folders):
         path = folder / _note_name(session)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
-            return
         except OSError:
             # (A full disk, say.) The last prompt's note must not stay where `find_note`
-            # looks first: the "after" hook would seal that older turn with this one's
-            # changes. Removing a file needs no space.
+            # looks: the "after" hook would seal that older turn with this one's changes.
+            # Removing a file needs no space.
             for stale in (tmp, path):
                 with contextlib.suppress(OSError):
                     stale.unlink(missing_ok=True)
-            continue
 
 
 def read_note(cwd: str, session: str) -> dict[str, Any] | None:
@@ -170,24 +170,28 @@ def _read_note(path: Path, session: str) -> dict[str, Any] | None:
 
 
 def find_note(cwd: str, session: str) -> tuple[dict[str, Any], str] | None:
-    """The session's note and the folder its "before" hook ran in: from `cwd`'s work tree,
-    else from an enclosing one (the agent `cd`-ed into a nested repository of its
-    workspace), else from the user's state directory."""
+    """The session's newest note and the folder its "before" hook ran in, among `cwd`'s
+    work tree, the ones enclosing it, and the user's state directory. The nearest one
+    alone was an older prompt's when the agent had moved between a repository and a
+    nested one since, and the "after" hook then sealed that older turn with this one's
+    changes."""
     here = Path(os.path.abspath(cwd))
-    seen: set[Path] = set()
+    places: dict[Path, str] = {}  # state folder -> the folder it was found from
     for folder in (here, *here.parents):
-        where = state_dir(str(folder))
-        if where in seen:
+        places.setdefault(state_dir(str(folder)), str(folder))
+    places.setdefault(user_state_dir(), cwd)
+    newest: tuple[int, dict[str, Any], str] | None = None
+    for where, found_from in places.items():
+        note = _read_note(where / "hooks" / _note_name(session), session)
+        if note is None:
             continue
-        seen.add(where)
-        note = read_note(str(folder), session)
-        if note is not None:
-            return note, _opened_in(note, str(folder))
-    if user_state_dir() not in seen:  # a note `write_note` could not keep in the git dir
-        note = _read_note(user_state_dir() / "hooks" / _note_name(session), session)
-        if note is not None:
-            return note, _opened_in(note, cwd)
-    return None
+        at = note.get("writtenAt")
+        at = at if isinstance(at, int) else 0  # a note of an older turnback
+        if newest is None or at > newest[0]:
+            newest = (at, note, found_from)
+    if newest is None:
+        return None
+    return newest[1], _opened_in(newest[1], newest[2])
 
 
 def _opened_in(note: dict[str, Any], found_in: str) -> str:
