@@ -27,7 +27,23 @@ def hunks(path: str, before: bytes | None, text: str) -> tuple[Hunk, ...]:
     server does not know, so no line could be compared, nor put back, byte for byte."""
     if not is_utf8(before):
         return ()
-    return diff_file(path, before, text.encode(), context=0).hunks
+    return diff_file(path, as_held(before, text), text.encode(), context=0).hunks
+
+
+def as_held(data: bytes | None, text: str) -> bytes:
+    """`data` as an editor holding `text` holds a file: without its BOM, and with `\n` for
+    `\r\n`, where the editor's text shows neither (Emacs, and clients like it, convert
+    both on reading and back on saving). Compared as they are, every line of a CRLF file
+    differed, and reverting a hunk put `\r\r\n` and a second BOM in the saved file."""
+    data = data or b""
+    if data.startswith(_BOM) and not text.startswith("\ufeff"):
+        data = data[len(_BOM) :]
+    if b"\r\n" in data and "\r" not in text:
+        data = data.replace(b"\r\n", b"\n")
+    return data
+
+
+_BOM = "\ufeff".encode()
 
 
 def is_utf8(data: bytes | None) -> bool:
@@ -47,16 +63,22 @@ def _lines(text: str) -> list[str]:
     return [line + "\n" for line in lines] + ([last] if last else [])
 
 
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+def _column(text: str, encoding: str) -> int:
+    """`text`'s length in the position encoding the client and server agreed on."""
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 class _Positions:
     """LSP positions of the diff's lines. LSP ends a line at `\n`, `\r\n` and a lone
     `\r`, the diff at `\n` only, so a lone `\r` above a hunk moves its LSP line."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], encoding: str = types.PositionEncodingKind.Utf16) -> None:
         self.lines = lines
+        self.encoding = encoding
         self._starts: list[int] = []  # the LSP line each diff line starts on
         at = 0
         for line in lines:
@@ -78,7 +100,7 @@ class _Positions:
         if not tail or tail.endswith("\n"):
             return types.Position(self._count, 0)
         after_break = max(tail.rfind("\r"), -1) + 1  # a lone \r ends an LSP line too
-        return types.Position(self._count, _utf16_len(tail[after_break:]))
+        return types.Position(self._count, _column(tail[after_break:], self.encoding))
 
 
 def hunk_line(hunk: Hunk, line_count: int) -> int:
@@ -117,9 +139,15 @@ def lenses(
 
 
 def revert_edit(
-    path: str, before: bytes | None, text: str, old_start: int, old_lines: int
+    path: str,
+    before: bytes | None,
+    text: str,
+    old_start: int,
+    old_lines: int,
+    encoding: str = types.PositionEncodingKind.Utf16,
 ) -> types.TextEdit | None:
-    """The edit that puts back the snapshot's lines for the hunk at `old_start`, now."""
+    """The edit that puts back the snapshot's lines for the hunk at `old_start`, now, its
+    columns in the position `encoding` the client agreed to."""
     current = next(
         (
             h
@@ -132,14 +160,14 @@ def revert_edit(
         return None
     old_text = (
         "".join(
-            _lines((before or b"").decode())[
+            _lines(as_held(before, text).decode())[
                 max(old_start - 1, 0) : max(old_start - 1, 0) + old_lines
             ]
         )
         if old_lines
         else ""
     )
-    positions = _Positions(_lines(text))
+    positions = _Positions(_lines(text), encoding)
     lines = positions.lines
     if current.new_lines:
         start = positions.at(current.new_start - 1)

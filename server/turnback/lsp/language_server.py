@@ -28,6 +28,7 @@ from ..diff.turndiff import relative_path
 from ..engine import Engine
 from ..errors import InvalidParams, NoWorkspace, StorageFailed, TurnbackError
 from ..wire import error_code, error_data, to_wire
+from .codelens import as_held
 from .params import Params
 from .progress import Progress
 from .protocol import TurnbackProtocol
@@ -89,14 +90,16 @@ class TurnbackServer(LanguageServer):
             path = to_fs_path(folders[0].uri)
             if path:
                 return path
-        if self.workspace.root_path:
-            return self.workspace.root_path
+        root = self.workspace.root_uri and to_fs_path(self.workspace.root_uri)
+        if root:  # (pygls's own root_path reads `file://localhost/abs` as /localhost/abs)
+            return root
         raise NoWorkspace("No workspace folder is open; pass 'workspace' (a folder URI)")
 
     def _is_open_folder(self, path: str) -> bool:
         """Whether `path` is one of the client's workspace folders (or its root path)."""
         opened = {to_fs_path(f.uri) for f in self.workspace.folders.values()}
-        return path in opened or path == self.workspace.root_path
+        root = self.workspace.root_uri and to_fs_path(self.workspace.root_uri)
+        return path in opened or path == root
 
     def engine_for_document(self, path: str) -> Engine:
         """The engine of the workspace folder holding `path` (the deepest one)."""
@@ -205,8 +208,11 @@ class TurnbackServer(LanguageServer):
                 on_disk = Path(path).read_bytes()
             except OSError:
                 on_disk = None
-            if on_disk != document.source.encode():
-                dirty.add(rel)
+            text = document.source
+            if on_disk != text.encode() and (
+                on_disk is None or as_held(on_disk, text) != text.encode()
+            ):
+                dirty.add(rel)  # (an editor holding a CRLF file as LF is not unlike it)
         return frozenset(dirty)
 
     # ---- telling the client ------------------------------------------------------------

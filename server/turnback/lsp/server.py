@@ -325,7 +325,10 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
                 "message": "This file is not UTF-8: turnback cannot revert one hunk of it; "
                 "Undo turn puts the whole file back byte for byte",
             }
-        edit = codelens.revert_edit(rel, found[1], document.source, old_start, old_lines)
+        encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        edit = codelens.revert_edit(
+            rel, found[1], document.source, old_start, old_lines, str(encoding)
+        )
         if edit is None:
             return {"applied": False, "message": "That hunk is no longer in the document"}
         return edit, document.version
@@ -345,17 +348,7 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         applied = await asyncio.wait_for(
             ls.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(
-                    label="Revert hunk",
-                    edit=types.WorkspaceEdit(
-                        document_changes=[
-                            types.TextDocumentEdit(
-                                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                                    uri, version
-                                ),
-                                edits=[edit],
-                            )
-                        ]
-                    ),
+                    label="Revert hunk", edit=_one_edit(ls, uri, version, edit)
                 )
             ),
             CLIENT_REPLY_TIMEOUT,
@@ -368,3 +361,18 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         if applied.applied
         else (applied.failure_reason or "The editor refused the edit"),
     }
+
+
+def _one_edit(
+    ls: TurnbackServer, uri: str, version: int | None, edit: types.TextEdit
+) -> types.WorkspaceEdit:
+    """`edit` to the document as the client takes it: `documentChanges` (versioned, so a
+    buffer changed since is refused) where it says it reads them, else `changes`."""
+    caps = ls.client_capabilities.workspace
+    versioned = caps and caps.workspace_edit and caps.workspace_edit.document_changes
+    if not versioned:
+        return types.WorkspaceEdit(changes={uri: [edit]})
+    document = types.OptionalVersionedTextDocumentIdentifier(uri, version)
+    return types.WorkspaceEdit(
+        document_changes=[types.TextDocumentEdit(text_document=document, edits=[edit])]
+    )
