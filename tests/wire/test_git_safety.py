@@ -703,3 +703,21 @@ def test_a_link_checked_out_as_a_file_stays_a_file(tmp_path: Path):
     cli_json(repo, "capture", "--phase", "after")
     cli_json(repo, "undo")
     assert not (repo / "link").is_symlink() and read(repo, "link") == "README.md"
+
+
+# Ensures `core.logAllRefUpdates=always` (the user's config) gives turnback's refs no
+# reflog: one entry per capture kept every pruned turn's objects, a secret file the agent
+# wrote among them, through `git gc --prune=now` until reflogs expire.
+def test_pruned_turns_leave_nothing_behind_with_reflogs_always(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "core.logAllRefUpdates", "always")
+    for turn in (1, 2, 3):
+        cli_json(repo, "capture", "--label", f"t{turn}")
+        write(repo, "secret.env", f"TOKEN=secret-of-turn-{turn}\n")
+        cli_json(repo, "capture", "--phase", "after")
+    logs = repo / ".git" / "logs" / "refs" / "turnback"
+    assert not [p for p in logs.rglob("*") if p.is_file()]
+    cli_json(repo, "prune", "--keep", "1")
+    git(repo, "gc", "-q", "--prune=now")
+    first = str(pygit2.hash(b"TOKEN=secret-of-turn-1\n"))
+    assert git_run(repo, "cat-file", "-e", first).returncode != 0

@@ -11,6 +11,7 @@ too, and only after `REF_LOCK_WAIT` says the repository is busy.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -62,7 +63,19 @@ def set_ref(repo: pygit2.Repository, name: str, target: pygit2.Oid, step: str) -
         if not is_damaged_ref(error) or set_aside_damaged_ref(repo, name) is None:
             raise
         with_ref_lock_retry(lambda: repo.references.create(name, target, force=True), name)
+    _drop_reflog(repo, name)
     faults.step(step)
+
+
+def _drop_reflog(repo: pygit2.Repository, name: str) -> None:
+    """Removes the reflog libgit2 keeps of one of turnback's refs where the user's config
+    says `core.logAllRefUpdates=always`: it named every capture's commit, so `git gc` kept
+    what `turnback prune` let go (a secret file in a pruned turn) until reflogs expire."""
+    if name.startswith("refs/turnback/"):
+        log = common_dir(Path(repo.path)) / "logs" / name
+        if os.path.lexists(log):
+            with contextlib.suppress(OSError):
+                log.unlink()
 
 
 def delete_ref(repo: pygit2.Repository, name: str, step: str) -> bool:
