@@ -721,3 +721,20 @@ def test_pruned_turns_leave_nothing_behind_with_reflogs_always(tmp_path: Path):
     git(repo, "gc", "-q", "--prune=now")
     first = str(pygit2.hash(b"TOKEN=secret-of-turn-1\n"))
     assert git_run(repo, "cat-file", "-e", first).returncode != 0
+
+
+# Ensures `GIT_OBJECT_DIRECTORY`, which git reads and libgit2 does not, is a clear refusal:
+# every capture failed "missing object", advising `turnback prune --keep 0`.
+def test_an_object_directory_set_in_the_environment_is_refused(tmp_path: Path):
+    store = tmp_path / "store"
+    store.mkdir()
+    env = {**GIT_ENV, "GIT_OBJECT_DIRECTORY": str(store)}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")  # then its objects go elsewhere
+    write(repo, "a.txt", "a\n")
+    for args in (["add", "a.txt"], ["commit", "-q", "-m", "a"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    done = run_cli(repo, "capture", "--label", "turn", env={**SERVER_ENV, **env})
+    assert done.returncode != 0
+    assert "GIT_OBJECT_DIRECTORY is set" in done.stderr and "prune" not in done.stderr

@@ -5,6 +5,7 @@ agent hook that runs from inside a nested repository."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,30 @@ def test_a_repositorys_own_turns_win_over_its_old_shadow(tmp_path: Path):
     assert [t["label"] for t in listing["turns"]] == ["in the repository"]
     cli_json(folder, "undo")
     assert read(folder, "notes.md") == "notes\n"
+
+
+# Ensures a workspace that is a partial clone (`--filter=blob:none`) keeps the files of a
+# nested clone whose trees it already had without their blobs: the undo of the agent's
+# `rm -rf` of that clone refused "missing object", the files in no store turnback could read.
+def test_partial_clone_workspace_keeps_a_nested_clones_files(tmp_path: Path):
+    source = make_repo(tmp_path / "src", {"lib/lib.py": "old version\n", "README": "readme\n"})
+    write(source, "lib/lib.py", "new version\n")
+    git(source, "commit", "-q", "-am", "new")
+    git(tmp_path, "clone", "-q", "--bare", str(source), "origin.git")
+    git(tmp_path / "origin.git", "config", "uploadpack.allowFilter", "true")
+    origin = (tmp_path / "origin.git").as_uri()
+    git(tmp_path, "clone", "-q", "--filter=blob:none", origin, "proj")
+    proj = tmp_path / "proj"
+    assert "?" in git(proj, "rev-list", "--objects", "--missing=print", "--all")  # partial
+    git(proj, "clone", "-q", origin, "oldcopy")
+    git(proj / "oldcopy", "checkout", "-q", "HEAD~1")  # its trees are the workspace's too
+    write(proj, "oldcopy/NOTES", "my notes\n")
+    before = tree_state(proj / "oldcopy")
+    cli_json(proj, "capture", "--label", "turn")
+    shutil.rmtree(proj / "oldcopy")
+    cli_json(proj, "capture", "--phase", "after")
+    undone = cli_json(proj, "undo")
+    assert undone["turnsUndone"] == 1
+    assert {k: v for k, v in tree_state(proj / "oldcopy").items() if not k.startswith(".git")} == {
+        k: v for k, v in before.items() if not k.startswith(".git")
+    }

@@ -30,7 +30,12 @@ def missing_objects(
     """`oid` and everything below it that `dst` lacks (gitlinks aside), children first.
 
     A tree `dst` has is complete: copies write a tree only with (or after) its children.
+    Not in a partial clone (`git clone --filter=blob:none`): its trees stand without the
+    blobs it was promised, which libgit2 cannot fetch, so a member's files the workspace
+    already had the tree of were in no object database it could read (an undo of the
+    member's deletion refused "missing object"). There every tree is looked into.
     """
+    trust_trees = not is_partial_clone(dst)
     out: list[pygit2.Oid] = []
     pending: list[tuple[pygit2.Oid, bool]] = [(oid, False)]
     seen: set[pygit2.Oid] = set()
@@ -39,16 +44,38 @@ def missing_objects(
         if children_done:
             out.append(current)
             continue
-        if current in seen or dst.odb.exists(current):
+        if current in seen:
             continue
         seen.add(current)
+        if dst.odb.exists(current):
+            if trust_trees:
+                continue
+            obj = dst[current]
+            if obj.type == ObjectType.TREE:
+                pending.extend(_children(obj))
+            continue
         pending.append((current, True))
         obj = src[current]
         if obj.type == ObjectType.TREE:
-            for entry in obj:  # type: ignore[attr-defined]
-                if entry.filemode != FileMode.COMMIT:
-                    pending.append((entry.id, False))
+            pending.extend(_children(obj))
     return out
+
+
+def _children(tree: pygit2.Object) -> list[tuple[pygit2.Oid, bool]]:
+    return [(e.id, False) for e in tree if e.filemode != FileMode.COMMIT]  # type: ignore[attr-defined]
+
+
+def is_partial_clone(repo: pygit2.Repository) -> bool:
+    """Whether `repo` was cloned with a filter: objects may be promised, not present."""
+    config = repo.config
+    if "extensions.partialclone" in config:
+        return True
+    return any(
+        entry.name.startswith("remote.")
+        and entry.name.endswith(".promisor")
+        and entry.value.lower() in ("true", "yes", "on", "1")
+        for entry in config
+    )
 
 
 def copy_missing(

@@ -19,7 +19,7 @@ import platformdirs
 import pygit2
 from pygit2.enums import ConfigLevel
 
-from ..errors import NoWorkspace, StorageFailed
+from ..errors import NoWorkspace, StorageFailed, UnsupportedRepository
 from .configenv import read_config_as_git_does
 from .discovery import ceiling_dirs, looked_in
 from .diskconfig import configured, disk_overrides, shadow_as_the_folder
@@ -237,6 +237,21 @@ def worktree_key(git_dir: Path, common: Path) -> str:
     return f"wt-dir-{digest}"
 
 
+def _refuse_object_directory_override(repo: pygit2.Repository) -> None:
+    """git reads objects from `GIT_OBJECT_DIRECTORY` when set; libgit2 does not. Captures
+    then failed "missing object ... `turnback prune --keep 0`", advice that forgets turns."""
+    override = os.environ.get("GIT_OBJECT_DIRECTORY")
+    if not override:
+        return
+    own = common_dir(Path(repo.path)) / "objects"
+    if Path(override).resolve() != own.resolve():
+        raise UnsupportedRepository(
+            f"GIT_OBJECT_DIRECTORY is set ({override}): git reads this repository's objects "
+            "from there, and turnback reads them from the repository's own objects folder "
+            "only. Unset it for turnback."
+        )
+
+
 def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     """The repository for `folder`: its enclosing git work tree, else a shadow repository."""
     enable_git_fsync()  # before turnback writes any object or ref
@@ -268,6 +283,7 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
             raise NoWorkspace(f"Cannot open the git repository of {path}: {error}") from None
         if repo.is_bare:
             raise NoWorkspace(f"{path} is in a bare git repository, which has no work tree")
+        _refuse_object_directory_override(repo)
         if (
             repo.workdir
             and _shadow_holds_turns(Path(repo.workdir).resolve())
