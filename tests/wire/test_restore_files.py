@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
-from helpers import cli_json, make_repo, run_cli, write
+import pytest
+
+from helpers import cli_json, git, make_repo, run_cli, write
 
 
 def _mode(repo: Path, rel: str) -> int:
@@ -124,3 +129,66 @@ def test_names_git_refuses_are_reported_and_the_turn_still_undoes(tmp_path: Path
     assert (repo / "README.md").read_text() == "hello\n"
     assert {"path": "git~1", "reason": "invalidPath"} in undone["kept"]
     assert (repo / "git~1").read_text() == "x\n"
+
+
+def _acl(path: Path) -> str:
+    return subprocess.run(
+        ["getfacl", "-pc", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+
+
+# Ensures a file an undo rewrites keeps its POSIX ACL, and one it brings back into a folder
+# with a default ACL gets the ACL git's checkout gives: the ACL was dropped and its mask
+# (which `st_mode` shows as the group bits) left as the group's bits, so the owning group
+# gained write access; the folder's default never reached a file made in staging.
+def test_undo_keeps_acls_and_a_folders_default_acl(tmp_path: Path):
+    if shutil.which("setfacl") is None:
+        pytest.skip("no setfacl here (Debian's acl package)")
+    repo = make_repo(tmp_path / "repo", {"secret.txt": "s\n", "team/plan.txt": "p\n"})
+    os.chmod(repo / "secret.txt", 0o640)
+    acl = subprocess.run(["setfacl", "-m", "u:nobody:rw", str(repo / "secret.txt")], check=False)
+    if acl.returncode != 0:
+        pytest.skip("this file system keeps no ACLs")
+    subprocess.run(["setfacl", "-d", "-m", "u:nobody:rw", str(repo / "team")], check=True)
+    with_acl = _acl(repo / "secret.txt")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "secret.txt", "agent\n")
+    (repo / "team/plan.txt").unlink()
+    cli_json(repo, "capture", "--phase", "after")
+    cli_json(repo, "undo")
+    assert _acl(repo / "secret.txt") == with_acl  # group::r--, user:nobody:rw-
+    write(repo, "team/git.txt", "g\n")  # and a file git's checkout makes there
+    git(repo, "add", "team/git.txt")
+    (repo / "team/git.txt").unlink()
+    git(repo, "checkout", "--", "team/git.txt")
+    assert _acl(repo / "team/plan.txt").replace("plan.txt", "git.txt") == _acl(
+        repo / "team/git.txt"
+    )
+
+
+# Ensures files an undo writes into a setgid folder get its group for a user who is not in
+# that group (run here as root without CAP_CHOWN): made in staging, they kept the user's
+# own group, where git, or any program writing there, gives the folder's.
+def test_undo_in_a_setgid_folder_gives_the_folders_group(tmp_path: Path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a folder another group")
+    repo = make_repo(tmp_path / "repo", {"shared/edited.txt": "e\n", "shared/report.txt": "r\n"})
+    shared = repo / "shared"
+    os.chown(shared, -1, 2000)
+    os.chmod(shared, 0o2777)
+    for name in ("edited.txt", "report.txt"):
+        os.chown(shared / name, -1, 2000)
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "shared/edited.txt", "agent\n")
+    (repo / "shared/report.txt").unlink()
+    cli_json(repo, "capture", "--phase", "after")
+    done = run_cli(repo, "undo", preexec_fn=_without_chown)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [os.lstat(shared / n).st_gid for n in ("edited.txt", "report.txt")] == [2000, 2000]
+
+
+def _without_chown() -> None:
+    """In the child: no CAP_CHOWN, as a user who is not in the folder's group."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(24, 0, 0, 0, 0) != 0:  # PR_CAPBSET_DROP, CAP_CHOWN
+        raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")

@@ -10,7 +10,9 @@ No write follows a symlink: a symlinked directory on the way is replaced by a
 real directory (the caller has saved the symlink first), and nothing is ever
 written outside the root or into `.git`. A FIFO, socket or device is never opened,
 replaced or deleted (it cannot have been saved). A rewritten file keeps the permission
-bits the file on disk had, as editors do; only the exec bit follows the snapshot.
+bits the file on disk had, as editors do, and its extended attributes (a POSIX ACL); only
+the exec bit follows the snapshot. A new file gets what its folder gives (the umask, a
+default ACL, a setgid folder's group: made beside its target there), as git's do.
 Given the stamp its caller saw, a write or delete first checks that nothing changed the
 path since, so a user typing meanwhile is never overwritten.
 """
@@ -65,6 +67,7 @@ class WorkWriter:
         self.staging = staging
         self._temp_prefix = f".turnback-{tag}-"
         self._staging_ok: bool | None = None
+        self._decides: dict[Path, bool] = {}
         #: Permission bits each path had before this writer first replaced or deleted
         #: it: a rollback puts back exactly those.
         self._original_bits: dict[str, int] = {}
@@ -206,13 +209,18 @@ class WorkWriter:
         if existing is not None and _is_special(existing):
             raise ChangedMeanwhile(errno.EEXIST, "a special file is there", path)
         original = self._original_bits.get(path)
-        bits = restored_mode(existing, original, entry.mode)
-        if existing is not None and stat.S_ISREG(existing.st_mode):
-            self._original_bits.setdefault(path, stat.S_IMODE(existing.st_mode) & 0o777)
+        replaced = existing if existing is not None and stat.S_ISREG(existing.st_mode) else None
+        # A new file takes what its folder gives (the umask, or a default ACL), as git's do.
+        fresh = replaced is None and original is None
+        bits = None if fresh else restored_mode(existing, original, entry.mode)
+        if replaced is not None:
+            self._original_bits.setdefault(path, stat.S_IMODE(replaced.st_mode) & 0o777)
         data = _blob_data(self.repo, entry.oid)
-        staging = self._staging_dir()
+        staging = None if self._folder_decides(parent) else self._staging_dir()
         temp = self._make_temp(staging or parent, entry, data, bits)
         try:
+            if replaced is not None and entry.mode != FileMode.LINK:
+                _keep_attributes(temp, target, bits)  # its ACL, and other extended attributes
             if staging is not None:
                 _inherit_group(temp, parent)
             _keep_owner(temp, existing, parent)
@@ -244,16 +252,34 @@ class WorkWriter:
         if not same_stamp(expect, _current_stamp(self.root, path)):
             raise ChangedMeanwhile(errno.EBUSY, "changed since turnback looked", path)
 
-    def _make_temp(self, folder: Path, entry: Entry, data: bytes, bits: int) -> Path:
+    def _folder_decides(self, folder: Path) -> bool:
+        """Whether a file made in `folder` gets what a file made elsewhere would not: a
+        setgid folder's group (which only a member of it may give with chown) or a default
+        ACL. There the temporary file is made beside its target, where the kernel gives
+        both; from staging, the user's team lost access to what an undo wrote."""
+        known = self._decides.get(folder)
+        if known is None:
+            try:
+                known = bool(os.stat(folder).st_mode & stat.S_ISGID) or _has_default_acl(folder)
+            except OSError:
+                known = False
+            self._decides[folder] = known
+        return known
+
+    def _make_temp(self, folder: Path, entry: Entry, data: bytes, bits: int | None) -> Path:
+        """The file to rename into place; `bits` None: what the folder gives a new file."""
         temp = folder / self._temp_name()
         try:
             if entry.mode == FileMode.LINK:
                 os.symlink(os.fsdecode(data), temp)
             else:
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                executable = entry.mode == FileMode.BLOB_EXECUTABLE
+                create = (0o777 if executable else 0o666) if bits is None else 0o644
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, create)
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(data)
-                _set_bits(temp, bits)
+                if bits is not None:
+                    _set_bits(temp, bits)
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)
@@ -389,6 +415,29 @@ def _set_bits(temp: Path, bits: int) -> None:
     except OSError as error:
         if error.errno not in _CHMOD_REFUSED:
             raise
+
+
+def _has_default_acl(folder: Path) -> bool:
+    try:
+        return bool(os.getxattr(folder, "system.posix_acl_default"))
+    except (OSError, AttributeError):  # none, no ACLs on this file system, or not Linux
+        return False
+
+
+def _keep_attributes(temp: Path, target: Path, bits: int | None) -> None:
+    """Gives `temp` the extended attributes of the file it replaces: its POSIX ACL (whose
+    mask `st_mode` shows as the group bits, so a rewrite without it widened the group's
+    access) and the user's own. Then `bits` again, for the exec bit the snapshot sets."""
+    try:
+        names = os.listxattr(target, follow_symlinks=False)
+    except (OSError, AttributeError):
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.setxattr(temp, name, os.getxattr(target, name, follow_symlinks=False))
+    if names and bits is not None:
+        with contextlib.suppress(OSError):
+            os.chmod(temp, bits)  # (with an ACL: its owner, mask and other entries)
 
 
 def _inherit_group(temp: Path, parent: Path) -> None:
