@@ -386,3 +386,31 @@ def test_undo_keeps_what_another_sessions_turn_did_meanwhile(repo: Path):
     assert "kept     src/util.py (otherSession: theirs)" in text
     assert cli_ok(repo, "undo", "--session", "theirs")["turnsUndone"] == 1  # still B's to undo
     assert not (repo / "src/util.py").exists()
+
+
+# Proves which other turns an undo keeps files for: one that began before this turn and
+# was sealed during it counts too (it was missed: only a session's newest "before" time
+# was looked at), and one that spans the whole undone turn does not (its snapshots merely
+# hold this turn's change, and this session could not undo its own edit, even forced).
+def test_which_other_sessions_turns_an_undo_keeps_files_for(repo: Path):
+    cli_ok(repo, "capture", "--session", "theirs", "--label", "B began first")
+    cli_ok(repo, "capture", "--session", "mine", "--label", "A")
+    write(repo, "src/util.py", "by B\n")
+    cli_ok(repo, "capture", "--session", "theirs", "--phase", "after")
+    write(repo, "src/app.py", "print('by A')\n")
+    cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
+    kept = cli_ok(repo, "undo", "--session", "mine")["kept"]
+    assert {"path": "src/util.py", "reason": "otherSession", "by": "theirs"} in kept
+    cli_ok(repo, "redo", "--session", "mine")
+
+    cli_ok(repo, "capture", "--session", "mine", "--label", "A, around B's next turn")
+    cli_ok(repo, "capture", "--session", "theirs", "--label", "B inside")
+    write(repo, "src/util.py", "by B, again\n")
+    cli_ok(repo, "capture", "--session", "theirs", "--phase", "after")
+    cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
+    undone = cli_ok(repo, "undo", "--session", "theirs")
+    assert [f["path"] for f in undone["files"]] == ["src/util.py"] and undone["kept"] == []
+    assert read(repo, "src/util.py") == "by B\n"
+    cli_ok(repo, "redo", "--session", "theirs")
+    forced = cli_ok(repo, "undo", "--session", "mine", "--force")  # B's edit, rescued
+    assert [f["path"] for f in forced["files"]] == ["src/util.py"] and forced["rescued"]

@@ -53,22 +53,28 @@ def changed_by_others(
     """The paths of an undo that another session's sealed turn changed while the batch's
     turns ran, each with that session's name. Snapshots hold the whole work tree, so a turn
     of Codex sealed inside a turn of Claude Code is part of the latter's change: undone
-    unseen, it was lost to both (its own session still called it active)."""
+    unseen, it was lost to both (its own session still called it active). A turn that
+    began before the batch and ended after it counts not: the batch's change is inside
+    its span, and that turn's snapshots merely hold it."""
     start = batch[0].created_at
     end = batch[-1].sealed_at or now_rfc3339()
     ordered = sorted(paths)
     found: dict[str, str] = {}
     for header in ctx.store.headers():
         other = header["session"]
-        if other == timeline.session or str(header.get("lastCaptureAt") or "") < start:
-            continue  # captured nothing since these turns began
+        touched = max(str(header.get("lastCaptureAt") or ""), str(header.get("updatedAt") or ""))
+        if other == timeline.session or touched < start:
+            continue  # recorded nothing since these turns began (a seal moves updatedAt)
         try:
             theirs = ctx.store.load(other)
         except RequestFailed:
             continue  # a damaged timeline: its own commands say so
         for turn in theirs.active if theirs is not None else []:
-            if not turn.after or (turn.sealed_at or "") <= start or turn.created_at >= end:
+            sealed = turn.sealed_at or ""
+            if not turn.after or sealed <= start or turn.created_at >= end:
                 continue  # running (refused elsewhere), or not within these turns
+            if turn.created_at <= start and sealed >= end:
+                continue  # around the batch: its snapshots hold the batch's own change
             before = entries_at(ctx.tree(turn.before), ordered)
             after = entries_at(ctx.tree(turn.after), ordered)
             for path in ordered:

@@ -158,6 +158,9 @@ class Restorer:
             del moves[path]
         for path, session in sorted((others or {}).items()):
             if path in moves and entry_at(current, path) != moves[path][1]:
+                if options.force:  # overwritten as a conflict is, and rescued with it
+                    edited_between |= {path}
+                    continue
                 del moves[path]
                 kept_for_others.append(KeptFile(path, OTHER_SESSION, session))
         rules = self._target_rules(steps[-1].target, moves)
