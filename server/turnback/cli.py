@@ -448,8 +448,9 @@ def _interrupt_on_hangup() -> None:
         raise KeyboardInterrupt
 
     for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), interrupt)
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            signal.signal(number, interrupt)  # (`nohup` sets SIGHUP ignored: left so)
 
 
 def main(argv: list[str] | None = None) -> int:

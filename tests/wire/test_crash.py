@@ -130,6 +130,23 @@ def test_undo_interrupted_midway_rolls_back_at_once(tmp_path: Path, name: str):
     assert recover(repo)["turns"][0]["state"] == "active"
 
 
+# Ensures `nohup turnback undo` (SIGHUP ignored by the parent) finishes when the terminal
+# closes: the CLI's own handler replaced the ignore and rolled the undo back.
+def test_undo_under_nohup_finishes_on_a_hangup(tmp_path: Path):
+    repo, before, _after = scenario(tmp_path / "repo")
+    done = subprocess.run(
+        ["nohup", sys.executable, "-m", "turnback", "undo"],
+        cwd=repo,
+        env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": "4", "TURNBACK_FAULT_SIGNAL": "HUP"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert tree_state(repo) == before
+
+
 # Ensures a command that first recovers a killed undo, then works, answers that it worked
 # when its stderr is a pipe nobody reads: printing the recovery's note there failed it as
 # "storageFailed: Broken pipe", and a harness retrying it would undo another turn.
