@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from helpers import SERVER_CONFIG, install_client_handlers, make_repo, request, write
@@ -163,5 +165,34 @@ async def test_root_uri_with_localhost(tmp_path: Path):
     try:
         listing = await request(client, "snapshot/list")
         assert listing["workTree"] == repo.as_uri()
+    finally:
+        await stop(client)
+
+
+# Ensures the CRLF and BOM conversion is assumed only where the file on disk shows it: a
+# turn that changed a file's line endings to LF, or took its BOM away, keeps its lenses
+# (the editor's LF text is the file's own), and a VS Code user's switch of a CRLF buffer
+# to LF, not yet saved, is an unsaved change an undo refuses to overwrite.
+async def test_line_ending_changes_are_changes(tmp_path: Path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {"lf.txt": "one\r\ntwo\r\n", "bom.txt": "\ufeffhello\n", "f.txt": "a\r\n"},
+    )
+    client = await start(repo)
+    try:
+        await request(client, "snapshot/capture", {"label": "turn"})
+        write(repo, "lf.txt", "one\ntwo\n")
+        write(repo, "bom.txt", "hello\n")
+        write(repo, "f.txt", "agent\r\n")
+        await request(client, "snapshot/capture", {"phase": "after"})
+        for name, text in (("lf.txt", "one\ntwo\n"), ("bom.txt", "hello\n")):
+            uri = open_text(client, repo / name, text)
+            assert await code_lenses(client, uri), name
+
+        uri = open_text(client, repo / "f.txt", "agent\r\n")  # VS Code keeps CRLF in its text
+        change_text(client, uri, "agent\n", 2)  # the user's switch to LF, not saved
+        with pytest.raises(JsonRpcException) as refused:
+            await request(client, "snapshot/undo")
+        assert "f.txt" in str(refused.value.data)
     finally:
         await stop(client)

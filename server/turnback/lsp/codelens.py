@@ -21,24 +21,31 @@ SHOW_DIFF = "turnback.showDiff"
 CAPTURE = "turnback.capture"
 
 
-def hunks(path: str, before: bytes | None, text: str) -> tuple[Hunk, ...]:
+def hunks(
+    path: str, before: bytes | None, text: str, on_disk: bytes | None = None
+) -> tuple[Hunk, ...]:
     """The hunks from the snapshot's bytes to the editor's text; none when those bytes are
     not UTF-8 (a Latin-1 file): the editor's text is decoded from them in an encoding the
-    server does not know, so no line could be compared, nor put back, byte for byte."""
+    server does not know, so no line could be compared, nor put back, byte for byte.
+    `on_disk`: the file as saved now, which tells whether the editor converts (`as_held`)."""
     if not is_utf8(before):
         return ()
-    return diff_file(path, as_held(before, text), text.encode(), context=0).hunks
+    return diff_file(path, as_held(before, text, on_disk), text.encode(), context=0).hunks
 
 
-def as_held(data: bytes | None, text: str) -> bytes:
+def as_held(data: bytes | None, text: str, on_disk: bytes | None) -> bytes:
     """`data` as an editor holding `text` holds a file: without its BOM, and with `\n` for
-    `\r\n`, where the editor's text shows neither (Emacs, and clients like it, convert
-    both on reading and back on saving). Compared as they are, every line of a CRLF file
-    differed, and reverting a hunk put `\r\r\n` and a second BOM in the saved file."""
+    `\r\n`, where the file on disk has them and the editor's text shows neither (Emacs,
+    and clients like it, convert both on reading and back on saving). Compared as they
+    are, every line of a CRLF file differed, and reverting a hunk put `\r\r\n` and a
+    second BOM in the saved file. A file that is LF on disk is not converted: a turn that
+    changed its line endings, or took its BOM away, still shows."""
     data = data or b""
-    if data.startswith(_BOM) and not text.startswith("\ufeff"):
-        data = data[len(_BOM) :]
-    if b"\r\n" in data and "\r" not in text:
+    if on_disk is None:
+        return data
+    if on_disk.startswith(_BOM) and not text.startswith("\ufeff"):
+        data = data.removeprefix(_BOM)
+    if b"\r\n" in on_disk and "\r" not in text:
         data = data.replace(b"\r\n", b"\n")
     return data
 
@@ -110,10 +117,16 @@ def hunk_line(hunk: Hunk, line_count: int) -> int:
 
 
 def lenses(
-    uri: str, path: str, before: bytes | None, text: str, turn: Turn, workspace: str
+    uri: str,
+    path: str,
+    before: bytes | None,
+    text: str,
+    turn: Turn,
+    workspace: str,
+    on_disk: bytes | None = None,
 ) -> list[types.CodeLens]:
     out: list[types.CodeLens] = []
-    found = hunks(path, before, text)
+    found = hunks(path, before, text, on_disk)
     if not found:
         return out
     positions = _Positions(_lines(text))
@@ -145,13 +158,14 @@ def revert_edit(
     old_start: int,
     old_lines: int,
     encoding: str = types.PositionEncodingKind.Utf16,
+    on_disk: bytes | None = None,
 ) -> types.TextEdit | None:
     """The edit that puts back the snapshot's lines for the hunk at `old_start`, now, its
     columns in the position `encoding` the client agreed to."""
     current = next(
         (
             h
-            for h in hunks(path, before, text)
+            for h in hunks(path, before, text, on_disk)
             if (h.old_start, h.old_lines) == (old_start, old_lines)
         ),
         None,
@@ -160,7 +174,7 @@ def revert_edit(
         return None
     old_text = (
         "".join(
-            _lines(as_held(before, text).decode())[
+            _lines(as_held(before, text, on_disk).decode())[
                 max(old_start - 1, 0) : max(old_start - 1, 0) + old_lines
             ]
         )

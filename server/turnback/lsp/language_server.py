@@ -68,6 +68,9 @@ class TurnbackServer(LanguageServer):
         #: Document versions as opened or last saved, by `document_key`: a later version
         #: holds edits.
         self.clean_versions: dict[str, int | None] = {}
+        #: Documents the editor opened without the file's CRLF or BOM (Emacs converts both
+        #: ways): their text is like the file when it is like it so converted.
+        self.converting: set[str] = set()
         self.watcher = TimelineWatcher(self.open_engines, self.timeline_changed)
 
     # ---- workspace and settings ----------------------------------------------------------
@@ -208,11 +211,14 @@ class TurnbackServer(LanguageServer):
                 on_disk = Path(path).read_bytes()
             except OSError:
                 on_disk = None
-            text = document.source
-            if on_disk != text.encode() and (
-                on_disk is None or as_held(on_disk, text) != text.encode()
-            ):
-                dirty.add(rel)  # (an editor holding a CRLF file as LF is not unlike it)
+            held = document.source.encode()
+            if on_disk == held:
+                continue
+            # Like the file as this editor converts it: not unlike it. (A VS Code user's
+            # switch to LF, not yet saved, is unsaved: VS Code keeps CRLF in its text.)
+            converts = key in self.converting and on_disk is not None
+            if not converts or as_held(on_disk, document.source, on_disk) != held:
+                dirty.add(rel)
         return frozenset(dirty)
 
     # ---- telling the client ------------------------------------------------------------
@@ -306,6 +312,19 @@ class TurnbackServer(LanguageServer):
 #: Files larger than this are taken as opened clean (reading them at every open costs more
 #: than the rare restored buffer is worth).
 _OPEN_CHECK_LIMIT = 8 * 1024 * 1024
+
+
+def saved_bytes(path: str | None) -> bytes | None:
+    """The file as saved, up to the size an open document is compared at; None if it is
+    gone, larger, or unreadable."""
+    if not path:
+        return None
+    try:
+        if os.path.getsize(path) > _OPEN_CHECK_LIMIT:
+            return None
+        return Path(path).read_bytes()
+    except OSError:
+        return None
 
 
 def opened_unsaved(path: str | None, text: str) -> bool:

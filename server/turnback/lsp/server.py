@@ -20,7 +20,7 @@ from ..diff.turndiff import relative_path
 from ..engine import Engine, RestoreOptions
 from ..errors import InvalidParams, TurnbackError
 from . import codelens
-from .language_server import CLIENT_REPLY_TIMEOUT, TurnbackServer, opened_unsaved
+from .language_server import CLIENT_REPLY_TIMEOUT, TurnbackServer, opened_unsaved, saved_bytes
 from .params import Params
 from .progress import Progress
 from .pygls_internals import document_key, finish_requests, open_document
@@ -214,8 +214,15 @@ def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None
     document = params.text_document
     # Opened already unlike the file (a hot-exit buffer VS Code restores, one edited before
     # the server started): unsaved until saved, not clean as of this version.
-    unsaved = opened_unsaved(to_fs_path(document.uri), document.text)
-    ls.clean_versions[document_key(document.uri)] = None if unsaved else document.version
+    path = to_fs_path(document.uri)
+    unsaved = opened_unsaved(path, document.text)
+    key = document_key(document.uri)
+    ls.clean_versions[key] = None if unsaved else document.version
+    on_disk = saved_bytes(path)
+    if on_disk is not None and codelens.as_held(on_disk, document.text, on_disk) != on_disk:
+        ls.converting.add(key)  # this editor holds the file without its CRLF or BOM
+    else:
+        ls.converting.discard(key)
 
 
 @feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -228,6 +235,7 @@ def on_save(ls: TurnbackServer, params: types.DidSaveTextDocumentParams) -> None
 @feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: TurnbackServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.clean_versions.pop(document_key(params.text_document.uri), None)
+    ls.converting.discard(document_key(params.text_document.uri))
 
 
 @feature(types.TEXT_DOCUMENT_CODE_LENS)
@@ -254,7 +262,8 @@ async def code_lens(ls: TurnbackServer, params: types.CodeLensParams) -> list[ty
             text = ls.workspace.get_text_document(uri).source
         except (OSError, ValueError):
             return []
-        return codelens.lenses(uri, rel, before, text, turn, ls.workspace_uri(engine))
+        workspace = ls.workspace_uri(engine)
+        return codelens.lenses(uri, rel, before, text, turn, workspace, saved_bytes(path))
 
     return await asyncio.to_thread(work)
 
@@ -327,7 +336,13 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
             }
         encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
         edit = codelens.revert_edit(
-            rel, found[1], document.source, old_start, old_lines, str(encoding)
+            rel,
+            found[1],
+            document.source,
+            old_start,
+            old_lines,
+            str(encoding),
+            saved_bytes(to_fs_path(uri)),
         )
         if edit is None:
             return {"applied": False, "message": "That hunk is no longer in the document"}
