@@ -280,26 +280,46 @@ def test_two_prompts_one_conversation(repo: Path):
 # repository and a nested one since the "before" hook (its Stop fires where it stands): it
 # found the nearest note, an older prompt's, and sealed that turn with this one's changes,
 # leaving this one "running".
+# With the clock stepped back an hour between the prompts (NTP, a VM resumed), the order
+# still holds: notes are numbered, not told apart by their times.
+@pytest.mark.parametrize("clock", ["", "-3600"], ids=["", "clock-set-back"])
 @pytest.mark.parametrize("moves", ["into-nested", "out-of-nested"])
-def test_after_hook_in_another_repository_seals_the_prompts_turn(repo: Path, moves: str):
+def test_after_hook_in_another_repository_seals_the_prompts_turn(
+    repo: Path, tmp_path: Path, moves: str, clock: str
+):
     api = make_repo(repo / "api", {"x.txt": "base\n"})
     before, after = _claude(repo)
     first, then = (repo, api) if moves == "into-nested" else (api, repo)
+    skew = tmp_path / "skew"
+    skew.mkdir()
+    (skew / "sitecustomize.py").write_text(_SKEW)
 
-    def prompt(where: Path, stop_in: Path, text: str) -> None:
-        run_hook(where, "claude", "UserPromptSubmit", {**before, "cwd": str(where), "prompt": text})
+    def prompt(where: Path, stop_in: Path, text: str, seconds: str = "") -> None:
+        payload = {**before, "cwd": str(where), "prompt": text}
+        run_hook(where, "claude", "UserPromptSubmit", payload, PYTHONPATH=str(skew), SKEW=seconds)
         write(repo, "src/app.py", f"{text}\n")
         write(api, "x.txt", f"{text}\n")
-        run_hook(stop_in, "claude", "Stop", {**after, "cwd": str(stop_in)})
+        run_hook(stop_in, "claude", "Stop", {**after, "cwd": str(stop_in)}, PYTHONPATH=str(skew))
 
     prompt(then, then, "earlier prompt")  # an older note where the next Stop fires
-    prompt(first, then, "this prompt")
+    prompt(first, then, "this prompt", clock)
     turns = cli_json(first, "list", "--session", "claude-code:c1f0")["turns"]
     assert (turns[0]["label"], turns[0]["sealed"]) == ("this prompt", True)
     older = cli_json(then, "list", "--session", "claude-code:c1f0")["turns"]
     assert [t["label"] for t in older] == ["earlier prompt"]
     diffs = [f["diff"] for f in cli_json(then, "diff", "--session", "claude-code:c1f0")["files"]]
     assert diffs and all("this prompt" not in text for text in diffs)
+
+
+#: A clock moved by $SKEW seconds, for the hook processes of a test.
+_SKEW = """
+import os, time
+_shift = float(os.environ.get("SKEW") or 0)
+if _shift:
+    _ns, _now = time.time_ns, time.time
+    time.time_ns = lambda: _ns() + int(_shift * 1e9)
+    time.time = lambda: _now() + _shift
+"""
 
 
 # Proves the hooks of one Codex turn run twice (installed for the user and the project:

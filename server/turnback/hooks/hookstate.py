@@ -137,8 +137,12 @@ def write_note(cwd: str, session: str, note: dict[str, Any]) -> None:
     The note goes to `<git dir>/turnback` and a copy to the user's state folder (there
     alone where the git dir cannot be written, the reason the capture failed, often): the
     "after" hook may run in another repository of the workspace than this one (the agent
-    `cd`-ed out of it), and `find_note` takes the newest note it finds (`writtenAt`)."""
-    text = json.dumps({"session": session, "cwd": cwd, "writtenAt": time.time_ns(), **note})
+    `cd`-ed out of it), and `find_note` takes the newest note it finds: its `seq` is one
+    more than the newest this hook could find, never the clock's word alone."""
+    found = find_note(cwd, session)
+    seq = _seq(found[0]) + 1 if found is not None else 1  # the clock may step back
+    fields = {"session": session, "cwd": cwd, "seq": seq, "writtenAt": time.time_ns()}
+    text = json.dumps({**fields, **note})
     folders = [state_dir(cwd) / "hooks", user_state_dir() / "hooks"]
     for folder in dict.fromkeys(folders):
         path = folder / _note_name(session)
@@ -180,18 +184,23 @@ def find_note(cwd: str, session: str) -> tuple[dict[str, Any], str] | None:
     for folder in (here, *here.parents):
         places.setdefault(state_dir(str(folder)), str(folder))
     places.setdefault(user_state_dir(), cwd)
-    newest: tuple[int, dict[str, Any], str] | None = None
+    newest: tuple[tuple[int, int], dict[str, Any], str] | None = None
     for where, found_from in places.items():
         note = _read_note(where / "hooks" / _note_name(session), session)
         if note is None:
             continue
         at = note.get("writtenAt")
-        at = at if isinstance(at, int) else 0  # a note of an older turnback
-        if newest is None or at > newest[0]:
-            newest = (at, note, found_from)
+        order = (_seq(note), at if isinstance(at, int) else 0)  # (0, 0): an older turnback's
+        if newest is None or order > newest[0]:
+            newest = (order, note, found_from)
     if newest is None:
         return None
     return newest[1], _opened_in(newest[1], newest[2])
+
+
+def _seq(note: dict[str, Any]) -> int:
+    seq = note.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
 
 
 def _opened_in(note: dict[str, Any], found_in: str) -> str:
