@@ -414,3 +414,43 @@ def test_which_other_sessions_turns_an_undo_keeps_files_for(repo: Path):
     cli_ok(repo, "redo", "--session", "theirs")
     forced = cli_ok(repo, "undo", "--session", "mine", "--force")  # B's edit, rescued
     assert [f["path"] for f in forced["files"]] == ["src/util.py"] and forced["rescued"]
+
+
+# Proves an undo keeps what another session's undo put back while its turn ran: the user
+# took back agent A's deletion of their untracked notes during agent B's turn, and the
+# undo of B's turn deleted the notes again, then in no snapshot once both captured again.
+@pytest.mark.parametrize("sealed", [False, True], ids=["open", "sealed"])
+def test_undo_keeps_what_another_sessions_undo_put_back_meanwhile(repo: Path, sealed: bool):
+    write(repo, "notes.txt", "my notes, never committed\n")
+    cli_ok(repo, "capture", "--session", "A", "--label", "A deletes the notes")
+    (repo / "notes.txt").unlink()
+    cli_ok(repo, "capture", "--session", "A", "--phase", "after")
+    cli_ok(repo, "capture", "--session", "B", "--label", "B works")
+    write(repo, "src/b.py", "by B\n")
+    cli_ok(repo, "undo", "--session", "A")  # the notes come back
+    if sealed:
+        cli_ok(repo, "capture", "--session", "B", "--phase", "after")
+    undone = cli_ok(repo, "undo", "--session", "B")
+    assert [f["path"] for f in undone["files"]] == ["src/b.py"]
+    assert {"path": "notes.txt", "reason": "otherSession", "by": "A"} in undone["kept"]
+    assert read(repo, "notes.txt") == "my notes, never committed\n"
+
+
+# Proves a redo leaves alone what another session's turn, sealed inside the redone one and
+# undone since, had changed: the redo wrote that turn's change back while its own session
+# still listed it undone.
+def test_redo_does_not_bring_back_another_sessions_undone_turn(repo: Path):
+    cli_ok(repo, "capture", "--session", "A", "--label", "A")
+    cli_ok(repo, "capture", "--session", "B", "--label", "B inside")
+    write(repo, "src/b.py", "by B\n")
+    cli_ok(repo, "capture", "--session", "B", "--phase", "after")
+    write(repo, "src/app.py", "print('by A')\n")
+    cli_ok(repo, "capture", "--session", "A", "--phase", "after")
+    cli_ok(repo, "undo", "--session", "A")
+    cli_ok(repo, "undo", "--session", "B")
+    redone = cli_ok(repo, "redo", "--session", "A")
+    assert {"path": "src/b.py", "reason": "otherSession", "by": "B"} in redone["kept"]
+    assert read(repo, "src/app.py") == "print('by A')\n"
+    assert not (repo / "src/b.py").exists()
+    assert cli_ok(repo, "redo", "--session", "B")["turnsRedone"] == 1
+    assert read(repo, "src/b.py") == "by B\n"

@@ -100,6 +100,9 @@ class TurnRecord:
     after_skipped: list[dict[str, str]] | None = None
     #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.
     interrupted: str | None = None
+    #: When an undo or redo last wrote this turn's files back or forth (another session's
+    #: turn running then holds that change in its snapshots: restore/batches.py).
+    restored_at: str | None = None
     #: The member repositories at the "before" capture: [{path, head, headRef}] (None in
     #: turns recorded before workspaces held repositories: every member then counts as new).
     repositories: list[dict[str, Any]] | None = None

@@ -48,14 +48,16 @@ def edited_between(ctx: Context, batch: list[TurnRecord], paths: set[str]) -> fr
 
 
 def changed_by_others(
-    ctx: Context, timeline: Timeline, batch: list[TurnRecord], paths: set[str]
+    ctx: Context, timeline: Timeline, batch: list[TurnRecord], paths: set[str], redo: bool = False
 ) -> dict[str, str]:
-    """The paths of an undo that another session's sealed turn changed while the batch's
-    turns ran, each with that session's name. Snapshots hold the whole work tree, so a turn
-    of Codex sealed inside a turn of Claude Code is part of the latter's change: undone
-    unseen, it was lost to both (its own session still called it active). A turn that
-    began before the batch and ended after it counts not: the batch's change is inside
-    its span, and that turn's snapshots merely hold it."""
+    """The paths of a restore that another session changed while the batch's turns ran,
+    each with that session's name. Snapshots hold the whole work tree, so a turn of Codex
+    sealed inside a turn of Claude Code is part of the latter's change: undone unseen, it
+    was lost to both (its own session still called it active); so is another session's
+    undo or redo run meanwhile (its file, put back, was deleted again). A turn that began
+    before the batch and ended after it counts not: the batch's change is inside its span,
+    and that turn's snapshots merely hold it. A redo also leaves alone what another
+    session's turn, undone since, had changed: the batch's redo state still holds it."""
     start = batch[0].created_at
     end = batch[-1].sealed_at or now_rfc3339()
     ordered = sorted(paths)
@@ -69,18 +71,28 @@ def changed_by_others(
             theirs = ctx.store.load(other)
         except RequestFailed:
             continue  # a damaged timeline: its own commands say so
-        for turn in theirs.active if theirs is not None else []:
-            sealed = turn.sealed_at or ""
-            if not turn.after or sealed <= start or turn.created_at >= end:
-                continue  # running (refused elsewhere), or not within these turns
-            if turn.created_at <= start and sealed >= end:
-                continue  # around the batch: its snapshots hold the batch's own change
+        for turn in theirs.turns if theirs is not None else []:
+            if not turn.after or not (
+                _edited_within(turn, start, end, redo) or (start < (turn.restored_at or "") < end)
+            ):
+                continue
             before = entries_at(ctx.tree(turn.before), ordered)
             after = entries_at(ctx.tree(turn.after), ordered)
             for path in ordered:
                 if before[path] != after[path]:
                     found.setdefault(path, other)
     return found
+
+
+def _edited_within(turn: TurnRecord, start: str, end: str, redo: bool) -> bool:
+    """Whether `turn` (another session's, sealed) made its change between `start` and `end`,
+    and that change stands (or, for a redo, was taken back since)."""
+    if turn.state != ACTIVE and not redo:
+        return False
+    sealed = turn.sealed_at or ""
+    if sealed <= start or turn.created_at >= end:
+        return False  # not within these turns
+    return not (turn.created_at <= start and sealed >= end)  # around the batch
 
 
 def undo_batch(ctx: Context, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:

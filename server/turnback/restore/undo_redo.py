@@ -29,6 +29,7 @@ from ..history.timeline import (
     RescuedVersion,
     Timeline,
     TurnRecord,
+    now_rfc3339,
 )
 from ..results import HeadMoved, KeptFile, RestoreResult
 from ..snapshot.captured import Progress, Snapshot
@@ -308,10 +309,12 @@ class Restorer:
         plan.kept += [k for k in left if k.path not in seen]
         rescued: RescuedVersion | None = None
         if not options.dry_run:
+            restored_at = now_rfc3339()
             for turn in batch:
                 turn.state = UNDONE
                 turn.batch = [oldest.turn, newest.turn]
                 turn.replaced = None
+                turn.restored_at = restored_at
             newest.replaced = saved
             overwritten = _overwritten(plan)
             if options.force and overwritten:  # found even after a capture drops redo
@@ -386,15 +389,24 @@ class Restorer:
         touched = set().union(*(set(step.paths) for step in steps))
         snap = self.ctx.capture_paths(steps[0].expected, touched)
         saved = self.ctx.snapshot_commit(snap, "turnback: state replaced by redo\n")
+        others = changed_by_others(self.ctx, timeline, turns, touched, redo=True)
         plan = self.plan(
-            steps, snap, options, True, "redo", redo_target_skipped(timeline, turns[-1])
+            steps,
+            snap,
+            options,
+            True,
+            "redo",
+            redo_target_skipped(timeline, turns[-1]),
+            others=others,
         )
         rescued: RescuedVersion | None = None
         if not options.dry_run:
+            restored_at = now_rfc3339()
             for turn in turns:
                 turn.state = ACTIVE
                 turn.replaced = None
                 turn.batch = None
+                turn.restored_at = restored_at
             overwritten = _overwritten(plan)
             if options.force and overwritten:
                 rescued = timeline.add_rescued(saved, FORCED_REDO, overwritten)
