@@ -411,15 +411,22 @@ def test_plain_folder_daemon(tmp_path: Path):
 
 
 def _frames(sock: socket.socket, count: int) -> list[dict]:
-    """Reads `count` framed JSON messages from the daemon."""
+    """Reads `count` framed JSON messages from the daemon (a closed connection fails)."""
     buffer, out = b"", []
+
+    def more() -> bytes:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the daemon closed the connection")
+        return chunk
+
     while len(out) < count:
         while b"\r\n\r\n" not in buffer:
-            buffer += sock.recv(65536)
+            buffer += more()
         header, _, buffer = buffer.partition(b"\r\n\r\n")
         length = int(header.split(b":")[1])
         while len(buffer) < length:
-            buffer += sock.recv(65536)
+            buffer += more()
         out.append(json.loads(buffer[:length]))
         buffer = buffer[length:]
     return out
@@ -480,6 +487,35 @@ def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemo
     wait_for(lambda: "answered snapshot/capture" in daemon_log(repo), what="the capture's end")
     assert cli_json(repo, "list")["turns"] == []
     assert capture(repo, "--label", "next")[1]["turn"] == 1  # still serving
+
+
+# Proves a daemon told to stop (SIGTERM: a shutdown, a logout) while a capture is under way
+# answers it before it exits: it recorded the turn and dropped the answer, and the client,
+# seeing the connection close, captured again in process: two turns for one prompt.
+def test_a_daemon_stopped_mid_capture_answers_it(repo: Path, stop_daemons):
+    import fcntl
+
+    daemon = start_daemon(repo)
+    wait_warm(repo)
+    lock = os.open(repo / ".git" / "turnback" / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # the capture waits for the repository meanwhile
+    try:
+        hook = socket.socket(socket.AF_UNIX)
+        hook.settimeout(30)
+        hook.connect(str(daemon_dir(repo) / SOCKET_NAME))
+        request = {"jsonrpc": "2.0", "id": 1, "method": "snapshot/capture", "params": {}}
+        _send(hook, json.dumps(request).encode())
+        wait_for(lambda: "snapshot/capture from pid" in daemon_log(repo), what="the request")
+        daemon.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+    [answer] = _frames(hook, 1)
+    hook.close()
+    assert answer["result"]["turn"] == 1
+    assert daemon.wait(timeout=30) == 0
+    assert [t["turn"] for t in cli_json(repo, "list")["turns"]] == [1]
 
 
 # Proves a directory standing where the daemon's socket goes is set aside (never deleted)

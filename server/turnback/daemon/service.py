@@ -121,11 +121,17 @@ def _log_to(path: str) -> None:
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
 
+#: How long a daemon told to stop waits for the requests under way (a capture behind the
+#: repository lock included): past a hook's own deadline, so its answer is never lost.
+DRAIN_WAIT = 30.0
+
+
 class Daemon:
     def __init__(self, location: Location) -> None:
         self.location = location
         self.writer = mux.MuxWriter()
         self.connections = 0
+        self._open: set[asyncio.StreamWriter] = set()
         self.last_activity = time.monotonic()
         self.stop = asyncio.Event()
         #: The socket file this daemon bound (device, inode), once it listens.
@@ -162,13 +168,25 @@ class Daemon:
         watchdog = loop.create_task(self._idle_watch(timeout))
         await self.stop.wait()
         watchdog.cancel()
-        unix_server.close()
+        unix_server.close()  # no new clients; those asking already get their answers
+        await self._answer_what_is_asked(DRAIN_WAIT)
         with contextlib.suppress(OSError):
             if self._reachable():  # never another daemon's
                 os.unlink(self.location.socket)
         for open_engine in server.open_engines():
             await asyncio.to_thread(open_engine.close)
         return 0
+
+    async def _answer_what_is_asked(self, wait: float) -> None:
+        """Lets the requests under way finish and their answers reach their clients: a
+        capture a SIGTERM found running recorded its turn, and a client that lost its answer
+        captured again in process (two turns for one prompt)."""
+        deadline = time.monotonic() + wait
+        while self.writer.routes and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        for connection in list(self._open):
+            with contextlib.suppress(OSError, ConnectionError):
+                await asyncio.wait_for(connection.drain(), max(deadline - time.monotonic(), 0.1))
 
     async def _initialize(self) -> Any:
         """The server as an editor would leave it after `initialize` on this work tree."""
@@ -254,6 +272,7 @@ class Daemon:
             writer.close()
             return
         self.connections += 1
+        self._open.add(writer)
         self.last_activity = time.monotonic()
         mux.current.set(writer)  # this task's context: what its requests send goes here
         parser = FrameParser()
@@ -265,6 +284,7 @@ class Daemon:
             pass
         finally:
             self.connections -= 1
+            self._open.discard(writer)
             self.last_activity = time.monotonic()
             self._abandon(writer)
             writer.close()
