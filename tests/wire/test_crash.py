@@ -311,6 +311,24 @@ def test_server_killed_during_big_undo(tmp_path: Path):
     assert mid_restore >= 2, "the kills must land while files are being written"
 
 
+# Ensures SIGTERM, SIGHUP or Ctrl-C to the real server in the middle of an undo's writes
+# (an editor or a terminal going away) lets the undo finish before the server ends: it
+# died mid-restore, the tree half undone until some later command recovered it.
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_server_stopped_during_big_undo_finishes_it(tmp_path: Path, name: str):
+    repo, before, _after = _big_turn(tmp_path / "big", 2000)
+    journal = repo / ".git/refs/turnback/main/journal"
+    server = _start_undo(repo)
+    deadline = time.monotonic() + 30
+    while not journal.exists() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert journal.exists(), "the signal must land while files are being written"
+    server.send_signal(getattr(signal, name))
+    assert server.wait(timeout=60) == 0
+    assert not journal.exists()
+    assert tree_state(repo) == before  # whole, before any other command ran
+
+
 # Ensures the CLI reports a recovery it made (the user is told, not left guessing).
 def test_recovery_is_reported(tmp_path: Path):
     repo, _before, after = scenario(tmp_path / "repo")

@@ -10,8 +10,11 @@ writing) is still pygls's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -22,7 +25,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .framing import PARSE_ERROR, FrameError, FrameParser
-from .pygls_internals import keep_tcp_server, new_stop_event, send_error
+from .pygls_internals import finish_requests, keep_tcp_server, new_stop_event, send_error
 
 logger = logging.getLogger(__name__)
 
@@ -101,13 +104,37 @@ def start_io(server: LanguageServer) -> int:
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
-        await read_messages(
-            stop, lambda: loop.run_in_executor(server.thread_pool, stdin.read1, READ_CHUNK), server
+        reading = asyncio.ensure_future(
+            read_messages(
+                stop,
+                lambda: loop.run_in_executor(server.thread_pool, stdin.read1, READ_CHUNK),
+                server,
+            )
         )
+        signalled = _on_stop_signals(loop)
+        waiting = asyncio.ensure_future(signalled.wait())
+        await asyncio.wait({reading, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if not waiting.done():
+            waiting.cancel()
+            await reading  # (its exception, if any)
+            return
+        # SIGTERM, SIGHUP (a terminal or an editor going away) or Ctrl-C: what is under way
+        # (an undo writing files) finishes and answers, then the server ends. It died
+        # mid-restore, leaving the tree half undone until another command recovered it.
+        await finish_requests(server.protocol, None, STOP_WAIT)
+        raise _Stopped
 
     code = 0
     try:
         asyncio.run(run())
+    except _Stopped:
+        # The reading thread is blocked in stdin's read, which no exit path interrupts.
+        for engine in getattr(server, "open_engines", list)():
+            with contextlib.suppress(Exception):
+                engine.close()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(0)
     except BrokenPipeError:
         logger.error("Connection to the client is lost! Shutting down the server.")
     except KeyboardInterrupt:
@@ -117,6 +144,26 @@ def start_io(server: LanguageServer) -> int:
     finally:
         server.shutdown()
     return code
+
+
+#: How long a server told to stop waits for the requests under way (a large undo).
+STOP_WAIT = 60.0
+
+
+class _Stopped(Exception):
+    """A stop signal, once the requests under way were answered."""
+
+
+def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+    """An event the stop signals set (none where the loop cannot take them: Windows)."""
+    signalled = asyncio.Event()
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
+        number = getattr(signal, name, None)
+        if number is None or signal.getsignal(number) is signal.SIG_IGN:
+            continue  # (`nohup` ignores SIGHUP: so does the server)
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(number, signalled.set)
+    return signalled
 
 
 def start_tcp(server: LanguageServer, host: str, port: int) -> None:
@@ -131,8 +178,16 @@ def start_tcp(server: LanguageServer, host: str, port: int) -> None:
     async def listen() -> Any:
         tcp = await asyncio.start_server(connection, host, port)
         keep_tcp_server(server, tcp)
+        signalled = _on_stop_signals(asyncio.get_running_loop())
         async with tcp:
-            await tcp.serve_forever()
+            serving = asyncio.ensure_future(tcp.serve_forever())
+            waiting = asyncio.ensure_future(signalled.wait())
+            await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            if waiting.done():  # a stop signal: what is under way answers first
+                await finish_requests(server.protocol, None, STOP_WAIT)
+                serving.cancel()
+            else:
+                waiting.cancel()
 
     try:
         asyncio.run(listen())
