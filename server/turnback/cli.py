@@ -453,6 +453,13 @@ def _interrupt_on_hangup() -> None:
             signal.signal(number, interrupt)  # (`nohup` sets SIGHUP ignored: left so)
 
 
+def _ignore_interrupts() -> None:
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, signal.SIG_IGN)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if sys.stderr is None:  # started with stderr closed (`2>&-`): print() would use stdout,
@@ -491,6 +498,9 @@ def main(argv: list[str] | None = None) -> int:
             result = run_command(args)
         except OSError as error:  # the file system refused (permissions, a full disk, ...)
             raise StorageFailed.from_os_error(error) from error
+        # Done: a Ctrl-C now would only break the answer, or the cache save the process
+        # ends with (a traceback, or a failing exit for a turn that was recorded).
+        _ignore_interrupts()
     except KeyboardInterrupt:
         # What was under way is whole again (a restore rolls back) or recovered next time.
         with contextlib.suppress(OSError):
