@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from helpers import (
     request,
     run_cli,
     tree_state,
+    wait_for,
     write,
 )
 
@@ -560,6 +562,40 @@ def test_hook_deadline_with_lock_held(repo: Path):
     [older] = cli_json(repo, "list", "--session", "claude-code:c1f0")["turns"]
     diff = cli_json(repo, "diff", "--session", "claude-code:c1f0")
     assert older["label"] == "older" and diff["files"] == []  # its seal was not moved
+
+
+# Proves a "before" hook the agent stops at its own timeout (SIGTERM) says so in the log
+# the "after" hook's warning names, and exits 0 at once: it died without a word, and the
+# warning pointed at a log with nothing about this turn.
+def test_hook_stopped_by_the_agent_says_so(repo: Path):
+    before, after = _claude(repo)
+    (repo / ".git" / "turnback").mkdir(exist_ok=True)
+    with open(repo / ".git" / "turnback" / "lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the capture waits for the repository meanwhile
+        hook = subprocess.Popen(
+            [sys.executable, "-m", "turnback", "hook", "claude-code", "UserPromptSubmit"],
+            cwd=repo,
+            env=SERVER_ENV,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        hook.stdin.write(json.dumps(before))
+        hook.stdin.close()
+        wait_for(lambda: _capturing(hook.pid), what="the hook's capture")
+        hook.send_signal(signal.SIGTERM)
+        assert hook.wait(timeout=30) == 0 and hook.stdout.read() == ""
+    assert "UserPromptSubmit: stopped by SIGTERM before it finished" in hook_log(repo)
+    done = run_hook(repo, "claude-code", "Stop", after)
+    assert "did not record" in json.loads(done.stdout)["systemMessage"]
+
+
+def _capturing(pid: int) -> bool:
+    """Whether the hook `pid` has begun its capture: libgit2 is loaded then, not before."""
+    try:
+        return "libgit2" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
 
 
 # Proves the hook path imports neither pygit2 nor the engine until it captures (here a

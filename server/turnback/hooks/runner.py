@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import sys
 import threading
 from typing import IO, Any
@@ -221,6 +222,20 @@ def _run_hook(argv: list[str], stdin: IO[bytes], out: IO[str]) -> int:
             where = hookstate.log(_here(), f"{harness.name} {event}: internal error: {error!r}")
             result["warning"] = f"turnback hook failed: {_describe(error)} (log: {where})"
 
+    def stopped(signum: int, _frame: object) -> None:
+        # The agent's own timeout (SIGTERM), or Ctrl-C: said in the log the "after" hook's
+        # warning names, then gone at once, as at the deadline (the worker may hold stdin).
+        name = signal.Signals(signum).name
+        hookstate.log(
+            result.get("cwd") or _here(),
+            f"{harness.name} {event}: stopped by {name} before it finished (the capture was "
+            "not recorded: a daemon still holding it drops it)",
+        )
+        os._exit(0)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, stopped)
     worker = threading.Thread(target=work, name="turnback-hook", daemon=True)
     worker.start()
     worker.join(_deadline())
