@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from helpers import SERVER_ENV, read, request, run_cli, start_server, to_plain, tree_state, write
+from helpers import (
+    SERVER_ENV,
+    make_repo,
+    read,
+    request,
+    run_cli,
+    start_server,
+    to_plain,
+    tree_state,
+    write,
+)
 
 SESSION_ID = "c1f0-run"
 SESSION = f"claude-code:{SESSION_ID}"
@@ -454,3 +464,35 @@ def test_redo_does_not_bring_back_another_sessions_undone_turn(repo: Path):
     assert not (repo / "src/b.py").exists()
     assert cli_ok(repo, "redo", "--session", "B")["turnsRedone"] == 1
     assert read(repo, "src/b.py") == "by B\n"
+
+
+# Proves an undo is refused while an agent's turn runs in a repository nested in the
+# workspace (Codex working from inside api/) or around it: sessions live in the repository
+# the hook ran in, the guard read only the workspace's own, and the undo of the root's turn
+# reverted the edit the nested agent was still making (then in no turn of its own).
+def test_an_agent_running_in_a_nested_repository_refuses_the_undo(repo: Path, tmp_path: Path):
+    api = make_repo(repo / "api", {"x.txt": "base\n"})
+    transcript_a, transcript_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    claude_hook(repo, "A", "UserPromptSubmit", transcript_a)
+    claude_hook(api, "B", "UserPromptSubmit", transcript_b)
+    write(api, "x.txt", "B's work in progress\n")
+    write(repo, "src/app.py", "print('by A')\n")
+    claude_hook(repo, "A", "Stop", transcript_a)
+    transcript_b.write_text("{}\n")  # B's conversation goes on
+
+    refused = cli(repo, "undo", "--session", "claude-code:A", "--json")
+    assert refused.returncode == EXIT_FAILED, refused.stdout
+    data = json.loads(refused.stdout)["error"]["data"]
+    assert (data["reason"], data["session"], data["repository"]) == (
+        "turnRunning",
+        "claude-code:B",
+        "api",
+    )
+    assert read(api, "x.txt") == "B's work in progress\n"
+    claude_hook(api, "B", "Stop", transcript_b)
+    from_inside = cli(api, "undo", "--session", "claude-code:B")
+    assert from_inside.returncode == 0, from_inside.stderr
+    claude_hook(repo, "A", "UserPromptSubmit", transcript_a)
+    transcript_a.write_text("{}\n")  # A runs at the root now
+    refused = cli(api, "redo", "--session", "claude-code:B", "--json")
+    assert json.loads(refused.stdout)["error"]["data"]["session"] == "claude-code:A"

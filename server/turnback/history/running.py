@@ -19,10 +19,12 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
 
+from ..core.repository import WorkspaceRepo, open_workspace
 from ..core.treeops import changed_paths
 from ..errors import Reason, RequestFailed
 from ..results import RunningTurn, Turn
@@ -31,6 +33,7 @@ from .timeline import (
     OPEN_TRANSCRIPT,
     UNDONE,
     Timeline,
+    TimelineStore,
     TurnRecord,
     now_rfc3339,
     open_transcript,
@@ -259,6 +262,7 @@ def guard_undo(ctx: Context, session: str, options: RestoreOptions) -> None:
         _seal_interrupted(ctx, timeline, newest)
     if not options.force:
         _guard_others(ctx, timeline, "undo", progress.known_now)
+        _guard_neighbours(ctx, "undo")
 
 
 def _guard_others(
@@ -300,6 +304,80 @@ def _guard_others(
             raise TurnRunning(newest, activity, other, operation, elsewhere=True)
 
 
+class RunningNearby(RequestFailed):
+    """An agent's turn runs in a repository inside this workspace, or around it."""
+
+    reason = Reason.TURN_RUNNING
+
+    def __init__(
+        self, session: str, where: str, inside: bool, seconds: float, quiet: int, operation: str
+    ) -> None:
+        relation = "a repository in this workspace" if inside else "the repository around it"
+        super().__init__(
+            f"{operation.capitalize()} refused: session '{session}' has a turn still running "
+            f"in {where} ({relation}; its conversation changed {_seconds(seconds)} ago). "
+            f"Wait until it ends (or is quiet for {_seconds(quiet)}), or retry with force.",
+            session=session,
+            repository=where,
+            seconds_since_change=round(seconds, 1),
+            quiet_period=quiet,
+        )
+
+
+def _guard_neighbours(ctx: Context, operation: str) -> None:
+    """Refuses a restore while an agent's turn runs in a repository nested in this workspace
+    or enclosing it: its sessions are that repository's, which `_guard_others` never read,
+    and the undo of the root's turn reverted a Codex turn still writing in `api/` (then in
+    no turn of its own). Told by the conversation's transcript, as for an older turn."""
+    quiet = ctx.settings.turn_quiet_period
+    for ws in _neighbours(ctx):
+        try:
+            headers = TimelineStore(ws).headers()
+        except (OSError, pygit2.GitError, RequestFailed):
+            continue
+        for header in headers:
+            transcript = header.get(OPEN_TRANSCRIPT)
+            if written_lately(transcript, quiet):
+                seconds = time.time() - changed_at(os.stat(transcript))  # type: ignore[arg-type]
+                inside = _inside(ws, ctx)
+                where = os.path.relpath(ws.root, ctx.ws.root) if inside else str(ws.root)
+                session = header["session"]
+                raise RunningNearby(session, where, inside, max(seconds, 0.0), quiet, operation)
+
+
+def _neighbours(ctx: Context) -> list[WorkspaceRepo]:
+    """The repositories nested in this workspace (its members, which keep sessions of
+    their own when an agent works from inside one) and the one around it, if any."""
+    found: list[WorkspaceRepo] = []
+    roots = [scanner.ws.root for scanner in ctx.scanner.scanners()[1:]]
+    around = _repository_around(ctx.ws.root)
+    for root in [*roots, *([around] if around is not None else [])]:
+        try:
+            found.append(open_workspace(root))
+        except RequestFailed:
+            continue
+    return found
+
+
+def _repository_around(root: Path) -> Path | None:
+    """The work tree of the repository enclosing `root`, if one does."""
+    try:
+        git_dir = pygit2.discover_repository(str(root.parent))
+    except pygit2.GitError:
+        return None
+    if git_dir is None:
+        return None
+    try:
+        workdir = pygit2.Repository(git_dir).workdir
+    except pygit2.GitError:
+        return None
+    return Path(workdir).resolve() if workdir else None
+
+
+def _inside(ws: WorkspaceRepo, ctx: Context) -> bool:
+    return ws.root.resolve().is_relative_to(ctx.ws.root.resolve())
+
+
 def written_lately(path: object, quiet_period: int) -> bool:
     """Whether the file at `path` changed within the quiet period: a harness still writing
     its transcript still runs its agent, though its turn began before this session's."""
@@ -330,6 +408,7 @@ def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:
         if activity is not None and activity.running:
             raise TurnRunning(turn, activity, session, "redo")
     _guard_others(ctx, timeline, "redo", progress.known_now)
+    _guard_neighbours(ctx, "redo")
 
 
 def mark_interrupted(ctx: Context, session: str, turn_ref: int | str, reason: str) -> bool:
