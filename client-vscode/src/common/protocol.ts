@@ -45,6 +45,13 @@ export type FileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
 export interface Skipped {
     path: string;
     reason: string;
+    /** `blocked`, `sameFile`: the path in the way; `otherSession`: the session that changed it. */
+    by?: string | null;
+}
+
+/** "path (reason)", or "path (reason: by)" where the server names who or what. */
+export function describeKept(kept: Skipped): string {
+    return kept.by ? `${kept.path} (${kept.reason}: ${kept.by})` : `${kept.path} (${kept.reason})`;
 }
 
 export interface TurnFile {

@@ -3,7 +3,7 @@
 // back is itself a restore whose overwritten files become a rescued version in turn.
 import type { MessageItem, QuickPickItem } from 'vscode';
 import { traceInfo } from '../common/logging';
-import { isConflict, RescuedVersion, RescueParams, RescueResult, Target } from '../common/protocol';
+import { describeKept, isConflict, RescuedVersion, RescueParams, RescueResult, Target } from '../common/protocol';
 import { showInformationMessage, showQuickPick, showWarningMessage } from '../common/vscodeapi';
 import { targetFromParams, TurnbackContext } from './context';
 import { syncEditors } from './restore';
@@ -78,7 +78,7 @@ export async function rescueVersion(ctx: TurnbackContext, arg?: unknown): Promis
     if (root && result.files.length) {
         await syncEditors(root, result);
     }
-    const kept = result.kept.length ? ` Left alone: ${result.kept.map((k) => `${k.path} (${k.reason})`).join(', ')}.` : '';
+    const kept = result.kept.length ? ` Left alone: ${result.kept.map(describeKept).join(', ')}.` : '';
     void showInformationMessage(`turnback: ${result.message}.${kept}`);
     return result;
 }

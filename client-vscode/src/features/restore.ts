@@ -2,7 +2,7 @@
 import * as fs from 'fs';
 import type { MessageItem, TextDocument } from 'vscode';
 import { traceInfo, traceWarn } from '../common/logging';
-import { isConflict, isTurnRunning, RestoreParams, RestoreResult, TurnRunningError } from '../common/protocol';
+import { describeKept, isConflict, isTurnRunning, RestoreParams, RestoreResult, TurnRunningError } from '../common/protocol';
 import {
     executeCommand,
     getActiveTextEditor,
@@ -112,7 +112,7 @@ export async function afterRestore(ctx: TurnbackContext, kind: RestoreKind, para
     }
     const notes = [result.message];
     if (result.kept.length) {
-        notes.push(`Left alone: ${result.kept.map((k) => `${k.path} (${k.reason})`).join(', ')}.`);
+        notes.push(`Left alone: ${result.kept.map(describeKept).join(', ')}.`);
     }
     if (unsaved.length) {
         notes.push(`${plural(unsaved.length, 'editor')} with unsaved changes still show${unsaved.length === 1 ? 's' : ''} your text.`);

@@ -80,6 +80,17 @@ describe('the conflict flow (-32803, reason "conflict")', () => {
         );
     });
 
+    // Proves a file another session changed meanwhile is named with that session (`by`),
+    // so the user knows whose undo takes it back.
+    it('a file kept for another session names the session', async () => {
+        const server = fakeServer({
+            'snapshot/undo': () =>
+                restoreResult('undo', 1, { kept: [{ path: 'b.txt', reason: 'otherSession', by: 'codex:Y' }] }),
+        });
+        await restore(makeCtx(server), 'undo', { workspace: WS, count: 1 });
+        expect(api.showInformationMessage.mock.calls[0][0]).toBe('Undid 1 turn (1 file changed). Left alone: b.txt (otherSession: codex:Y).');
+    });
+
     it('"Cancel" sends no retry and changes nothing', async () => {
         const server = conflictOnce('undo');
         api.showWarningMessage.mockImplementationOnce(async (_m: string, _o: unknown, _ok: unknown, cancel: unknown) => cancel);

@@ -82,7 +82,10 @@ local function number(arg) return arg and (tonumber(arg) or error("not a number:
 local function restored(r)
   local lines = { r.message }
   for _, f in ipairs(r.files) do table.insert(lines, "  " .. f.action .. " " .. f.path) end
-  for _, f in ipairs(r.kept) do table.insert(lines, ("  kept %s (%s)"):format(f.path, f.reason)) end
+  for _, f in ipairs(r.kept) do
+    local by = (type(f.by) == "string" and f.by ~= "") and (": " .. f.by) or ""
+    table.insert(lines, ("  kept %s (%s%s)"):format(f.path, f.reason, by))
+  end
   if r.agentHint then table.insert(lines, r.agentHint.message) end
   if r.rescued and r.turns then -- a forced undo or redo: what it overwrote, and how back
     table.insert(lines, ("Put them back with :TurnbackRescue %s"):format(r.rescued.id))
