@@ -6,6 +6,7 @@ every client it served (SO_PEERCRED), never from timing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -461,17 +463,14 @@ def test_socket_protocol(repo: Path, stop_daemons):
     assert daemon_pid(repo) is not None  # still serving
 
 
-# Proves a capture whose client hung up while it waited for the repository lock (a hook
-# that gave up at its deadline and said the turn was not recorded) records nothing once
-# the lock is free, rather than a late turn that would then look "running".
-def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemons):
+@contextlib.contextmanager
+def _capture_asked_while_locked(repo: Path) -> Iterator[socket.socket]:
+    """A hook's connection whose capture the daemon took and waits to run: the repository
+    lock is held until the block ends."""
     import fcntl
 
-    start_daemon(repo)
-    wait_warm(repo)
-    assert cli_json(repo, "list")["turns"] == []
     lock = os.open(repo / ".git" / "turnback" / "lock", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # an undo holding the repository
+    fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         hook = socket.socket(socket.AF_UNIX)
         hook.settimeout(30)
@@ -479,11 +478,22 @@ def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemo
         request = {"jsonrpc": "2.0", "id": 1, "method": "snapshot/capture", "params": {}}
         _send(hook, json.dumps(request).encode())
         wait_for(lambda: "snapshot/capture from pid" in daemon_log(repo), what="the request")
-        hook.close()  # the hook's deadline
-        time.sleep(0.5)
+        yield hook
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
+
+
+# Proves a capture whose client hung up while it waited for the repository lock (a hook
+# that gave up at its deadline and said the turn was not recorded) records nothing once
+# the lock is free, rather than a late turn that would then look "running".
+def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemons):
+    start_daemon(repo)
+    wait_warm(repo)
+    assert cli_json(repo, "list")["turns"] == []
+    with _capture_asked_while_locked(repo) as hook:  # an undo holding the repository
+        hook.close()  # the hook's deadline
+        time.sleep(0.5)
     wait_for(lambda: "answered snapshot/capture" in daemon_log(repo), what="the capture's end")
     assert cli_json(repo, "list")["turns"] == []
     assert capture(repo, "--label", "next")[1]["turn"] == 1  # still serving
@@ -493,24 +503,11 @@ def test_capture_of_a_client_that_hung_up_is_not_recorded(repo: Path, stop_daemo
 # answers it before it exits: it recorded the turn and dropped the answer, and the client,
 # seeing the connection close, captured again in process: two turns for one prompt.
 def test_a_daemon_stopped_mid_capture_answers_it(repo: Path, stop_daemons):
-    import fcntl
-
     daemon = start_daemon(repo)
     wait_warm(repo)
-    lock = os.open(repo / ".git" / "turnback" / "lock", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # the capture waits for the repository meanwhile
-    try:
-        hook = socket.socket(socket.AF_UNIX)
-        hook.settimeout(30)
-        hook.connect(str(daemon_dir(repo) / SOCKET_NAME))
-        request = {"jsonrpc": "2.0", "id": 1, "method": "snapshot/capture", "params": {}}
-        _send(hook, json.dumps(request).encode())
-        wait_for(lambda: "snapshot/capture from pid" in daemon_log(repo), what="the request")
+    with _capture_asked_while_locked(repo) as hook:  # the capture waits meanwhile
         daemon.send_signal(signal.SIGTERM)
         time.sleep(0.5)
-    finally:
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        os.close(lock)
     [answer] = _frames(hook, 1)
     hook.close()
     assert answer["result"]["turn"] == 1

@@ -69,6 +69,17 @@ def change_text(client: LanguageClient, uri: str, text: str, version: int) -> No
     )
 
 
+async def agent_rewrites(client: LanguageClient, repo: Path, rel: str, text: str) -> str:
+    """A turn that rewrites `rel` as `text`, opened in the editor as such; its URI."""
+    await request(client, "snapshot/capture", {"label": "turn"})
+    write(repo, rel, text)
+    return open_text(client, repo / rel, text)
+
+
+async def revert_lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
+    return [lens for lens in await code_lenses(client, uri) if "Revert" in lens.command.title]
+
+
 def applied(text: str, edit: types.TextEdit, encoding: str = "utf-16-le") -> str:
     """`edit` applied to `text` (lines end at `\\n`), its columns counted in `encoding`."""
     lines = text.split("\n")
@@ -97,9 +108,7 @@ async def test_an_editor_holding_crlf_and_bom_as_lf(tmp_path: Path):
         write(repo, "f.txt", "\ufeffline 1\r\nagent 2\r\nline 3\r\n")
         held = "line 1\nagent 2\nline 3\n"
         uri = open_text(client, repo / "f.txt", held)
-        reverts = [
-            lens for lens in await code_lenses(client, uri) if "Revert" in lens.command.title
-        ]
+        reverts = await revert_lenses(client, uri)
         assert [lens.range.start.line for lens in reverts] == [1]
         assert (await execute(client, reverts[0]))["applied"] is True
         [edit] = received[0].edit.document_changes[0].edits
@@ -121,13 +130,9 @@ async def test_revert_hunk_columns_in_utf8(tmp_path: Path):
     client = await start(repo, utf8=True)
     try:
         received = install_apply_edit(client)
-        await request(client, "snapshot/capture", {"label": "turn"})
         agent = "one\nlast 🎉 éagent"
-        write(repo, "f.txt", agent)
-        uri = open_text(client, repo / "f.txt", agent)
-        [revert] = [
-            lens for lens in await code_lenses(client, uri) if "Revert" in lens.command.title
-        ]
+        uri = await agent_rewrites(client, repo, "f.txt", agent)
+        [revert] = await revert_lenses(client, uri)
         assert (await execute(client, revert))["applied"] is True
         [edit] = received[0].edit.document_changes[0].edits
         assert applied(agent, edit, "utf-8") == "one\nlast 🎉 é"
@@ -142,12 +147,8 @@ async def test_revert_hunk_as_changes_for_a_client_without_document_changes(tmp_
     client = await start(repo, document_changes=False)
     try:
         received = install_apply_edit(client)
-        await request(client, "snapshot/capture", {"label": "turn"})
-        write(repo, "f.txt", "a\nB\n")
-        uri = open_text(client, repo / "f.txt", "a\nB\n")
-        [revert] = [
-            lens for lens in await code_lenses(client, uri) if "Revert" in lens.command.title
-        ]
+        uri = await agent_rewrites(client, repo, "f.txt", "a\nB\n")
+        [revert] = await revert_lenses(client, uri)
         assert (await execute(client, revert))["applied"] is True
         edit = received[0].edit
         assert edit.document_changes is None

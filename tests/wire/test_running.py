@@ -372,18 +372,23 @@ def test_an_older_running_turn_of_another_conversation_refuses(repo: Path, tmp_p
     assert cli_ok(repo, "undo", "--session", "claude-code:B", quiet=1)["turnsUndone"] == 1
 
 
+def overlapping_turns(repo: Path, outer: str, inner: str, inner_first: bool = False) -> None:
+    """Two agents in one tree: `inner`'s turn (src/util.py, "by B") sealed within `outer`'s
+    (src/app.py, "by A"); begun before it with `inner_first`."""
+    for session in (inner, outer) if inner_first else (outer, inner):
+        cli_ok(repo, "capture", "--session", session, "--label", f"{session}'s turn")
+    write(repo, "src/util.py", "by B\n")
+    cli_ok(repo, "capture", "--session", inner, "--phase", "after")
+    write(repo, "src/app.py", "print('by A')\n")
+    cli_ok(repo, "capture", "--session", outer, "--phase", "after")
+
+
 # Proves an undo keeps what another session's turn, sealed while the undone turn ran,
 # changed (two agents in one work tree): the whole-tree snapshots made it part of this
 # turn, and the undo took that agent's finished work back unseen, out of reach of its
 # own session, which still called the turn active.
 def test_undo_keeps_what_another_sessions_turn_did_meanwhile(repo: Path):
-    cli_ok(repo, "capture", "--session", "mine", "--label", "A: edit app.py")
-    cli_ok(repo, "capture", "--session", "theirs", "--label", "B: add util.py")
-    write(repo, "src/util.py", "by B\n")
-    cli_ok(repo, "capture", "--session", "theirs", "--phase", "after")
-    write(repo, "src/app.py", "print('by A')\n")
-    cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
-
+    overlapping_turns(repo, "mine", "theirs")
     undone = cli_ok(repo, "undo", "--session", "mine")
     assert [f["path"] for f in undone["files"]] == ["src/app.py"]
     assert {"path": "src/util.py", "reason": "otherSession", "by": "theirs"} in undone["kept"]
@@ -403,12 +408,7 @@ def test_undo_keeps_what_another_sessions_turn_did_meanwhile(repo: Path):
 # was looked at), and one that spans the whole undone turn does not (its snapshots merely
 # hold this turn's change, and this session could not undo its own edit, even forced).
 def test_which_other_sessions_turns_an_undo_keeps_files_for(repo: Path):
-    cli_ok(repo, "capture", "--session", "theirs", "--label", "B began first")
-    cli_ok(repo, "capture", "--session", "mine", "--label", "A")
-    write(repo, "src/util.py", "by B\n")
-    cli_ok(repo, "capture", "--session", "theirs", "--phase", "after")
-    write(repo, "src/app.py", "print('by A')\n")
-    cli_ok(repo, "capture", "--session", "mine", "--phase", "after")
+    overlapping_turns(repo, "mine", "theirs", inner_first=True)
     kept = cli_ok(repo, "undo", "--session", "mine")["kept"]
     assert {"path": "src/util.py", "reason": "otherSession", "by": "theirs"} in kept
     cli_ok(repo, "redo", "--session", "mine")
@@ -450,20 +450,15 @@ def test_undo_keeps_what_another_sessions_undo_put_back_meanwhile(repo: Path, se
 # undone since, had changed: the redo wrote that turn's change back while its own session
 # still listed it undone.
 def test_redo_does_not_bring_back_another_sessions_undone_turn(repo: Path):
-    cli_ok(repo, "capture", "--session", "A", "--label", "A")
-    cli_ok(repo, "capture", "--session", "B", "--label", "B inside")
-    write(repo, "src/b.py", "by B\n")
-    cli_ok(repo, "capture", "--session", "B", "--phase", "after")
-    write(repo, "src/app.py", "print('by A')\n")
-    cli_ok(repo, "capture", "--session", "A", "--phase", "after")
+    overlapping_turns(repo, "A", "B")
     cli_ok(repo, "undo", "--session", "A")
     cli_ok(repo, "undo", "--session", "B")
     redone = cli_ok(repo, "redo", "--session", "A")
-    assert {"path": "src/b.py", "reason": "otherSession", "by": "B"} in redone["kept"]
+    assert {"path": "src/util.py", "reason": "otherSession", "by": "B"} in redone["kept"]
     assert read(repo, "src/app.py") == "print('by A')\n"
-    assert not (repo / "src/b.py").exists()
+    assert not (repo / "src/util.py").exists()
     assert cli_ok(repo, "redo", "--session", "B")["turnsRedone"] == 1
-    assert read(repo, "src/b.py") == "by B\n"
+    assert read(repo, "src/util.py") == "by B\n"
 
 
 # Proves an undo is refused while an agent's turn runs in a repository nested in the
