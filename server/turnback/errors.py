@@ -76,13 +76,24 @@ class Conflict(RequestFailed):
     reason = Reason.CONFLICT
 
     def __init__(
-        self, files: list[str], operation: str, unsaved: frozenset[str] = frozenset()
+        self,
+        files: list[str],
+        operation: str,
+        unsaved: frozenset[str] = frozenset(),
+        others: dict[str, str] | None = None,
     ) -> None:
         back = "redo" if operation == "undo" else "rescue"  # both keep what force overwrites
-        saved = [f for f in files if f not in unsaved]
+        others = {f: by for f, by in (others or {}).items() if f in files and f not in unsaved}
+        saved = [f for f in files if f not in unsaved and f not in others]
         what = []
         if saved:
             what.append(f"changes made after the turn: {_listed(saved)}")
+        if others:
+            named = [f"{f} (session '{by}')" for f, by in sorted(others.items())]
+            what.append(
+                "changes made while another session's turn also ran, which may be that "
+                f"session's: {_listed(named)}"
+            )
         if unsaved:
             what.append(f"unsaved changes in the editor: {_listed(sorted(unsaved))}")
         kept = "what was on disk" if unsaved else "them"  # an editor's text is the editor's

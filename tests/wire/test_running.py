@@ -403,15 +403,22 @@ def test_undo_keeps_what_another_sessions_turn_did_meanwhile(repo: Path):
     assert not (repo / "src/util.py").exists()
 
 
-# Proves which other turns an undo keeps files for: one that began before this turn and
-# was sealed during it counts too (it was missed: only a session's newest "before" time
-# was looked at), and one that spans the whole undone turn does not (its snapshots merely
-# hold this turn's change, and this session could not undo its own edit, even forced).
+# Proves which other turns an undo keeps files for, and which it asks about: a turn that
+# began before this one and was sealed during it overlapped it only in part, so a change
+# made meanwhile may be either agent's: a conflict naming that session (it was kept for the
+# other session, once, though this agent had made it; before that, missed and reverted).
+# A turn spanning the whole undone turn counts not (its snapshots merely hold this turn's
+# change: this session could not undo its own edit, even forced).
 def test_which_other_sessions_turns_an_undo_keeps_files_for(repo: Path):
     overlapping_turns(repo, "mine", "theirs", inner_first=True)
-    kept = cli_ok(repo, "undo", "--session", "mine")["kept"]
-    assert {"path": "src/util.py", "reason": "otherSession", "by": "theirs"} in kept
+    refused = cli(repo, "undo", "--session", "mine", "--json")
+    data = json.loads(refused.stdout)["error"]["data"]
+    assert (data["reason"], data["files"]) == ("conflict", ["src/util.py"])
+    assert "session 'theirs'" in cli(repo, "undo", "--session", "mine").stderr
+    forced = cli_ok(repo, "undo", "--session", "mine", "--force")
+    assert forced["rescued"] and not (repo / "src/util.py").exists()
     cli_ok(repo, "redo", "--session", "mine")
+    assert read(repo, "src/util.py") == "by B\n"
 
     cli_ok(repo, "capture", "--session", "mine", "--label", "A, around B's next turn")
     cli_ok(repo, "capture", "--session", "theirs", "--label", "B inside")
@@ -421,9 +428,6 @@ def test_which_other_sessions_turns_an_undo_keeps_files_for(repo: Path):
     undone = cli_ok(repo, "undo", "--session", "theirs")
     assert [f["path"] for f in undone["files"]] == ["src/util.py"] and undone["kept"] == []
     assert read(repo, "src/util.py") == "by B\n"
-    cli_ok(repo, "redo", "--session", "theirs")
-    forced = cli_ok(repo, "undo", "--session", "mine", "--force")  # B's edit, rescued
-    assert [f["path"] for f in forced["files"]] == ["src/util.py"] and forced["rescued"]
 
 
 # Proves an undo keeps what another session's undo put back while its turn ran: the user

@@ -9,6 +9,7 @@ its own what another session's agent did while its turns ran (two agents in one 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from ..core.treeops import entries_at
@@ -47,21 +48,35 @@ def edited_between(ctx: Context, batch: list[TurnRecord], paths: set[str]) -> fr
     return frozenset(edited)
 
 
+@dataclass
+class OtherSessions:
+    """What other sessions did while the turns being restored ran, path -> session."""
+
+    #: Changed by a turn that ran wholly within those turns, or by an undo or redo run
+    #: meanwhile: that session's, kept for it.
+    kept: dict[str, str] = field(default_factory=dict)
+    #: Changed while a turn of another session that began before them, or ended after
+    #: them, also ran: whose change it is, snapshots cannot tell; asked (a conflict).
+    unclear: dict[str, str] = field(default_factory=dict)
+
+
 def changed_by_others(
     ctx: Context, timeline: Timeline, batch: list[TurnRecord], paths: set[str], redo: bool = False
-) -> dict[str, str]:
-    """The paths of a restore that another session changed while the batch's turns ran,
-    each with that session's name. Snapshots hold the whole work tree, so a turn of Codex
-    sealed inside a turn of Claude Code is part of the latter's change: undone unseen, it
-    was lost to both (its own session still called it active); so is another session's
-    undo or redo run meanwhile (its file, put back, was deleted again). A turn that began
-    before the batch and ended after it counts not: the batch's change is inside its span,
-    and that turn's snapshots merely hold it. A redo also leaves alone what another
-    session's turn, undone since, had changed: the batch's redo state still holds it."""
+) -> OtherSessions:
+    """What another session changed of a restore's paths while the batch's turns ran.
+    Snapshots hold the whole work tree, so a turn of Codex sealed inside a turn of Claude
+    Code is part of the latter's change: undone unseen, it was lost to both (its own
+    session still called it active); so is another session's undo or redo run meanwhile
+    (its file, put back, was deleted again). Where two turns overlapped only in part (two
+    agents started at different times), a change made in the overlap is either's: the
+    restore asks rather than guess (it kept, once, an agent's own edit for the other). A
+    turn that began before the batch and ended after it counts not: its snapshots merely
+    hold the batch's change. A redo also leaves alone what another session's turn, undone
+    since, had changed: the batch's redo state still holds it."""
     start = batch[0].created_at
     end = batch[-1].sealed_at or now_rfc3339()
     ordered = sorted(paths)
-    found: dict[str, str] = {}
+    found = OtherSessions()
     for header in ctx.store.headers():
         other = header["session"]
         touched = max(str(header.get("lastCaptureAt") or ""), str(header.get("updatedAt") or ""))
@@ -72,27 +87,40 @@ def changed_by_others(
         except RequestFailed:
             continue  # a damaged timeline: its own commands say so
         for turn in theirs.turns if theirs is not None else []:
-            if not turn.after or not (
-                _edited_within(turn, start, end, redo) or (start < (turn.restored_at or "") < end)
-            ):
+            if not turn.after:
+                continue  # running: refused elsewhere
+            span = _span(turn, start, end, redo)
+            restored = start < (turn.restored_at or "") < end
+            if span is None and not restored:
                 continue
+            into = found.kept if restored or span == WITHIN else found.unclear
             before = entries_at(ctx.tree(turn.before), ordered)
             after = entries_at(ctx.tree(turn.after), ordered)
             for path in ordered:
                 if before[path] != after[path]:
-                    found.setdefault(path, other)
+                    into.setdefault(path, other)
+    for path in found.kept:
+        found.unclear.pop(path, None)
     return found
 
 
-def _edited_within(turn: TurnRecord, start: str, end: str, redo: bool) -> bool:
-    """Whether `turn` (another session's, sealed) made its change between `start` and `end`,
-    and that change stands (or, for a redo, was taken back since)."""
-    if turn.state != ACTIVE and not redo:
-        return False
+#: How another session's turn lay against the turns being restored.
+WITHIN, PARTLY = "within", "partly"
+
+
+def _span(turn: TurnRecord, start: str, end: str, redo: bool) -> str | None:
+    """WITHIN or PARTLY where `turn` (another session's, sealed) made its change while the
+    turns from `start` to `end` ran, and that change stands (or, for a redo, was taken back
+    since: a redo writing back what stands is right); None where it did not, or where it
+    ran around them all."""
+    if turn.state != (UNDONE if redo else ACTIVE):
+        return None
     sealed = turn.sealed_at or ""
     if sealed <= start or turn.created_at >= end:
-        return False  # not within these turns
-    return not (turn.created_at <= start and sealed >= end)  # around the batch
+        return None  # not within these turns
+    if turn.created_at <= start and sealed >= end:
+        return None  # around the batch
+    return WITHIN if start <= turn.created_at and sealed <= end else PARTLY
 
 
 def undo_batch(ctx: Context, timeline: Timeline, options: RestoreOptions) -> list[TurnRecord]:

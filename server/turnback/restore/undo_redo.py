@@ -37,6 +37,7 @@ from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
 from .batches import (
+    OtherSessions,
     changed_by_others,
     edited_between,
     left_by_last_undo,
@@ -133,16 +134,16 @@ class Restorer:
         created: list[str] | None = None,
         left_by_undo: LeftByUndo | None = None,
         edited_between: frozenset[str] = frozenset(),
-        others: dict[str, str] | None = None,
+        others: OtherSessions | None = None,
     ) -> Plan:
         """What the restore would do; raises Conflict unless forced. Nothing under a
         repository in `created` (made by the turns being undone) is touched, nor anything
         the target state's capture left out (`target_skipped`). `left_by_undo`: a path the
         last undo kept as the later turn left it (a repository that turn created) is no
         change of the user's. `edited_between`: paths the user changed between two of the
-        turns undone together, conflicts as edits after the newest one are. `others`: paths
-        another session's sealed turn changed meanwhile (path → that session), kept as
-        that turn left them, for that session to undo."""
+        turns undone together, conflicts as edits after the newest one are. `others`: what
+        other sessions changed meanwhile (batches.py): kept as they left it, for them to
+        undo, or, where it cannot be told whose it is, a conflict naming them."""
         moves, passed = compose(steps)
         if left_by_undo is not None:
             for path, entry in left_by_undo.kept(list(moves)).items():
@@ -157,13 +158,15 @@ class Restorer:
             if entry_at(current, path) is not None:
                 held.add(is_held(path, created or []))  # type: ignore[arg-type]
             del moves[path]
-        for path, session in sorted((others or {}).items()):
+        others = others or OtherSessions()
+        for path, session in sorted(others.kept.items()):
             if path in moves and entry_at(current, path) != moves[path][1]:
                 if options.force:  # overwritten as a conflict is, and rescued with it
                     edited_between |= {path}
                     continue
                 del moves[path]
                 kept_for_others.append(KeptFile(path, OTHER_SESSION, session))
+        edited_between |= {path for path in others.unclear if path in moves}
         rules = self._target_rules(steps[-1].target, moves)
         plan = make_plan(
             moves,
@@ -182,7 +185,7 @@ class Restorer:
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
         plan.kept += kept_for_others
         if plan.conflicts and not options.force:
-            raise Conflict(plan.conflicts, operation, frozenset(plan.unsaved))
+            raise Conflict(plan.conflicts, operation, frozenset(plan.unsaved), others.unclear)
         return plan
 
     def apply(
