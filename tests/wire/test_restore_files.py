@@ -144,19 +144,22 @@ def _acl(path: Path) -> str:
 def test_undo_keeps_acls_and_a_folders_default_acl(tmp_path: Path):
     if shutil.which("setfacl") is None:
         pytest.skip("no setfacl here (Debian's acl package)")
-    repo = make_repo(tmp_path / "repo", {"secret.txt": "s\n", "team/plan.txt": "p\n"})
+    files = {"secret.txt": "s\n", "team/plan.txt": "p\n", "team/notes.txt": "n\n"}
+    repo = make_repo(tmp_path / "repo", files)
     os.chmod(repo / "secret.txt", 0o640)
     acl = subprocess.run(["setfacl", "-m", "u:nobody:rw", str(repo / "secret.txt")], check=False)
     if acl.returncode != 0:
         pytest.skip("this file system keeps no ACLs")
     subprocess.run(["setfacl", "-d", "-m", "u:nobody:rw", str(repo / "team")], check=True)
-    with_acl = _acl(repo / "secret.txt")
+    with_acl, without = _acl(repo / "secret.txt"), _acl(repo / "team/notes.txt")
     cli_json(repo, "capture", "--label", "turn")
     write(repo, "secret.txt", "agent\n")
+    write(repo, "team/notes.txt", "agent\n")  # made before the folder's default: no ACL
     (repo / "team/plan.txt").unlink()
     cli_json(repo, "capture", "--phase", "after")
     cli_json(repo, "undo")
     assert _acl(repo / "secret.txt") == with_acl  # group::r--, user:nobody:rw-
+    assert _acl(repo / "team/notes.txt") == without  # not the folder's default, never its
     write(repo, "team/git.txt", "g\n")  # and a file git's checkout makes there
     git(repo, "add", "team/git.txt")
     (repo / "team/git.txt").unlink()

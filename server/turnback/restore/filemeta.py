@@ -57,17 +57,24 @@ def has_default_acl(folder: Path) -> bool:
 
 
 def keep_attributes(temp: Path, target: Path, bits: int | None) -> None:
-    """Gives `temp` the extended attributes of the file it replaces: its POSIX ACL (whose
-    mask `st_mode` shows as the group bits, so a rewrite without it widened the group's
-    access) and the user's own. Then `bits` again, for the exec bit the snapshot sets."""
+    """Gives `temp` the extended attributes of the file it replaces, and only those: its
+    POSIX ACL (whose mask `st_mode` shows as the group bits, so a rewrite without it widened
+    the group's access) and the user's own; not the default ACL a temporary file made in
+    the target's folder inherited, which the file never had (a user it named could read
+    the file after the undo). Then `bits` again, for the exec bit the snapshot sets."""
     try:
         names = os.listxattr(target, follow_symlinks=False)
+        inherited = os.listxattr(temp, follow_symlinks=False)
     except (OSError, AttributeError):
         return
+    for name in inherited:
+        if name not in names:
+            with contextlib.suppress(OSError):
+                os.removexattr(temp, name, follow_symlinks=False)
     for name in names:
         with contextlib.suppress(OSError):
             os.setxattr(temp, name, os.getxattr(target, name, follow_symlinks=False))
-    if names and bits is not None:
+    if (names or inherited) and bits is not None:
         with contextlib.suppress(OSError):
             os.chmod(temp, bits)  # (with an ACL: its owner, mask and other entries)
 
