@@ -329,6 +329,22 @@ def test_server_stopped_during_big_undo_finishes_it(tmp_path: Path, name: str):
     assert tree_state(repo) == before  # whole, before any other command ran
 
 
+# Ensures a second Ctrl-C ends the server at once while a request waits (here behind the
+# repository lock another process holds): the server sat out the request's whole wait.
+def test_a_second_ctrl_c_ends_a_waiting_server(tmp_path: Path):
+    import fcntl
+
+    repo, _before, _after = scenario(tmp_path / "repo")
+    with open(repo / ".git" / "turnback" / "lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        server = _start_undo(repo)  # its undo waits for the lock
+        time.sleep(1.0)
+        server.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=5) != 0
+
+
 # Ensures the CLI reports a recovery it made (the user is told, not left guessing).
 def test_recovery_is_reported(tmp_path: Path):
     repo, _before, after = scenario(tmp_path / "repo")

@@ -40,7 +40,7 @@ async def read_messages(
     parser = FrameParser()
     while not stop.is_set():
         chunk = await read_chunk()
-        if not chunk:
+        if not chunk or stop.is_set():
             break
         for item in parser.feed(chunk):
             if isinstance(item, FrameError):
@@ -121,6 +121,9 @@ def start_io(server: LanguageServer) -> int:
         # SIGTERM, SIGHUP (a terminal or an editor going away) or Ctrl-C: what is under way
         # (an undo writing files) finishes and answers, then the server ends. It died
         # mid-restore, leaving the tree half undone until another command recovered it.
+        # Nothing sent after the signal is taken up (it ran, and was answered "canceled").
+        stop.set()
+        reading.cancel()
         await finish_requests(server.protocol, None, STOP_WAIT)
         raise _Stopped
 
@@ -129,9 +132,7 @@ def start_io(server: LanguageServer) -> int:
         asyncio.run(run())
     except _Stopped:
         # The reading thread is blocked in stdin's read, which no exit path interrupts.
-        for engine in getattr(server, "open_engines", list)():
-            with contextlib.suppress(Exception):
-                engine.close()
+        _close_engines(server)
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
         os._exit(0)
@@ -155,15 +156,31 @@ class _Stopped(Exception):
 
 
 def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
-    """An event the stop signals set (none where the loop cannot take them: Windows)."""
+    """An event the stop signals set (none where the loop cannot take them: Windows). A
+    second signal ends the process at once, as a kill would: a request that waits long
+    (behind another process's lock) must not hold a user's second Ctrl-C; a restore cut so
+    is recovered by the next command, as after a kill."""
     signalled = asyncio.Event()
+
+    def stop() -> None:
+        if signalled.is_set():
+            os._exit(1)
+        signalled.set()
+
     for name in ("SIGTERM", "SIGHUP", "SIGINT"):
         number = getattr(signal, name, None)
         if number is None or signal.getsignal(number) is signal.SIG_IGN:
             continue  # (`nohup` ignores SIGHUP: so does the server)
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(number, signalled.set)
+            loop.add_signal_handler(number, stop)
     return signalled
+
+
+def _close_engines(server: LanguageServer) -> None:
+    """Saves each engine's stat cache, so the next process starts warm."""
+    for engine in getattr(server, "open_engines", list)():
+        with contextlib.suppress(Exception):
+            engine.close()
 
 
 def start_tcp(server: LanguageServer, host: str, port: int) -> None:
@@ -172,7 +189,8 @@ def start_tcp(server: LanguageServer, host: str, port: int) -> None:
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server.protocol.set_writer(writer)  # type: ignore[arg-type]
-        await read_messages(stop, lambda: reader.read(READ_CHUNK), server)
+        with contextlib.suppress(asyncio.CancelledError):  # (a stop signal)
+            await read_messages(stop, lambda: reader.read(READ_CHUNK), server)
         server.shutdown()
 
     async def listen() -> Any:
@@ -184,7 +202,9 @@ def start_tcp(server: LanguageServer, host: str, port: int) -> None:
             waiting = asyncio.ensure_future(signalled.wait())
             await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
             if waiting.done():  # a stop signal: what is under way answers first
+                stop.set()
                 await finish_requests(server.protocol, None, STOP_WAIT)
+                await asyncio.to_thread(_close_engines, server)
                 serving.cancel()
             else:
                 waiting.cancel()
