@@ -20,11 +20,11 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from ..core.repository import WorkspaceRepo, open_workspace
+from ..core.discovery import ceiling_dirs
 from ..core.treeops import changed_paths
 from ..errors import Reason, RequestFailed
 from ..results import RunningTurn, Turn
@@ -33,12 +33,12 @@ from .timeline import (
     OPEN_TRANSCRIPT,
     UNDONE,
     Timeline,
-    TimelineStore,
     TurnRecord,
     now_rfc3339,
     open_transcript,
     rfc3339,
 )
+from .timeline_objects import NewerFormat, read_header
 
 if TYPE_CHECKING:
     from .context import Context, RestoreOptions
@@ -328,54 +328,54 @@ def _guard_neighbours(ctx: Context, operation: str) -> None:
     """Refuses a restore while an agent's turn runs in a repository nested in this workspace
     or enclosing it: its sessions are that repository's, which `_guard_others` never read,
     and the undo of the root's turn reverted a Codex turn still writing in `api/` (then in
-    no turn of its own). Told by the conversation's transcript, as for an older turn."""
+    no turn of its own). Told by the conversation's transcript, as for an older turn; the
+    other repository is only read (its refs), never written."""
     quiet = ctx.settings.turn_quiet_period
-    for ws in _neighbours(ctx):
-        try:
-            headers = TimelineStore(ws).headers()
-        except (OSError, pygit2.GitError, RequestFailed):
-            continue
-        for header in headers:
+    for repo, root, inside in _neighbours(ctx):
+        for header in _session_headers(repo):
             transcript = header.get(OPEN_TRANSCRIPT)
-            if written_lately(transcript, quiet):
-                seconds = time.time() - changed_at(os.stat(transcript))  # type: ignore[arg-type]
-                inside = _inside(ws, ctx)
-                where = os.path.relpath(ws.root, ctx.ws.root) if inside else str(ws.root)
-                session = header["session"]
-                raise RunningNearby(session, where, inside, max(seconds, 0.0), quiet, operation)
+            if not written_lately(transcript, quiet):
+                continue
+            seconds = max(time.time() - changed_at(os.stat(transcript)), 0.0)  # type: ignore[arg-type]
+            where = os.path.relpath(root, ctx.ws.root) if inside else str(root)
+            raise RunningNearby(header["session"], where, inside, seconds, quiet, operation)
 
 
-def _neighbours(ctx: Context) -> list[WorkspaceRepo]:
+def _neighbours(ctx: Context) -> list[tuple[pygit2.Repository, Path, bool]]:
     """The repositories nested in this workspace (its members, which keep sessions of
-    their own when an agent works from inside one) and the one around it, if any."""
-    found: list[WorkspaceRepo] = []
-    roots = [scanner.ws.root for scanner in ctx.scanner.scanners()[1:]]
-    around = _repository_around(ctx.ws.root)
-    for root in [*roots, *([around] if around is not None else [])]:
-        try:
-            found.append(open_workspace(root))
-        except RequestFailed:
-            continue
+    their own when an agent works from inside one) and the one around it, if any (within
+    `GIT_CEILING_DIRECTORIES`): each with its work tree, and whether it is inside."""
+    found = [(s.ws.repo, s.ws.root, True) for s in ctx.scanner.scanners()[1:]]
+    try:
+        ceiling = ceiling_dirs()
+        above = str(ctx.ws.root.parent)
+        git_dir = (
+            pygit2.discover_repository(above, False, ceiling)
+            if ceiling
+            else pygit2.discover_repository(above)
+        )
+        if git_dir is not None:
+            repo = pygit2.Repository(git_dir)
+            if repo.workdir:
+                found.append((repo, Path(repo.workdir).resolve(), False))
+    except pygit2.GitError:
+        pass
     return found
 
 
-def _repository_around(root: Path) -> Path | None:
-    """The work tree of the repository enclosing `root`, if one does."""
-    try:
-        git_dir = pygit2.discover_repository(str(root.parent))
-    except pygit2.GitError:
-        return None
-    if git_dir is None:
-        return None
-    try:
-        workdir = pygit2.Repository(git_dir).workdir
-    except pygit2.GitError:
-        return None
-    return Path(workdir).resolve() if workdir else None
-
-
-def _inside(ws: WorkspaceRepo, ctx: Context) -> bool:
-    return ws.root.resolve().is_relative_to(ctx.ws.root.resolve())
+def _session_headers(repo: pygit2.Repository) -> list[dict[str, Any]]:
+    """The header of each session timeline in `repo`, of any of its work trees."""
+    headers = []
+    for name in list(repo.references):
+        if not (name.startswith("refs/turnback/") and "/sessions/" in name):
+            continue
+        try:
+            header = read_header(repo, repo[repo.references[name].target])
+        except (KeyError, ValueError, pygit2.GitError, NewerFormat):
+            continue
+        if isinstance(header, dict) and isinstance(header.get("session"), str):
+            headers.append(header)
+    return headers
 
 
 def written_lately(path: object, quiet_period: int) -> bool:
