@@ -177,7 +177,7 @@ async def test_root_uri_with_localhost(tmp_path: Path):
 async def test_line_ending_changes_are_changes(tmp_path: Path):
     repo = make_repo(
         tmp_path / "repo",
-        {"lf.txt": "one\r\ntwo\r\n", "bom.txt": "\ufeffhello\n", "f.txt": "a\r\n"},
+        {"lf.txt": "one\r\ntwo\r\n", "bom.txt": "\ufeffhello\n", "f.txt": "a\r\n", "g.txt": "g\n"},
     )
     client = await start(repo)
     try:
@@ -185,15 +185,20 @@ async def test_line_ending_changes_are_changes(tmp_path: Path):
         write(repo, "lf.txt", "one\ntwo\n")
         write(repo, "bom.txt", "hello\n")
         write(repo, "f.txt", "agent\r\n")
+        write(repo, "g.txt", "\ufeffg\r\n")
         await request(client, "snapshot/capture", {"phase": "after"})
         for name, text in (("lf.txt", "one\ntwo\n"), ("bom.txt", "hello\n")):
             uri = open_text(client, repo / name, text)
             assert await code_lenses(client, uri), name
 
-        uri = open_text(client, repo / "f.txt", "agent\r\n")  # VS Code keeps CRLF in its text
-        change_text(client, uri, "agent\n", 2)  # the user's switch to LF, not saved
-        with pytest.raises(JsonRpcException) as refused:
-            await request(client, "snapshot/undo")
-        assert "f.txt" in str(refused.value.data)
+        for name, held in (("f.txt", "agent\r\n"), ("g.txt", "g\r\n")):
+            uri = open_text(client, repo / name, held)  # VS Code keeps CRLF, drops the BOM
+            change_text(client, uri, held.replace("\r\n", "\n"), 2)  # a switch to LF, unsaved
+            with pytest.raises(JsonRpcException) as refused:
+                await request(client, "snapshot/undo")
+            assert name in str(refused.value.data)
+            client.text_document_did_close(
+                types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+            )
     finally:
         await stop(client)

@@ -228,8 +228,8 @@ def _run_hook(argv: list[str], stdin: IO[bytes], out: IO[str]) -> int:
         name = signal.Signals(signum).name
         hookstate.log(
             result.get("cwd") or _here(),
-            f"{harness.name} {event}: stopped by {name} before it finished (the capture was "
-            "not recorded: a daemon still holding it drops it)",
+            f"{harness.name} {event}: stopped by {name} before it finished (a capture not "
+            "recorded by then is not: a daemon still holding it drops it)",
         )
         os._exit(0)
 

@@ -40,12 +40,25 @@ def as_held(data: bytes | None, text: str, on_disk: bytes | None) -> bytes:
     are, every line of a CRLF file differed, and reverting a hunk put `\r\r\n` and a
     second BOM in the saved file. A file that is LF on disk is not converted: a turn that
     changed its line endings, or took its BOM away, still shows."""
-    data = data or b""
+    return converted(data, *conversions(text, on_disk))
+
+
+def conversions(text: str, on_disk: bytes | None) -> tuple[bool, bool]:
+    """Whether an editor holding `text` for the file `on_disk` dropped its BOM (VS Code
+    does too), and its `\r` (Emacs)."""
     if on_disk is None:
-        return data
-    if on_disk.startswith(_BOM) and not text.startswith("\ufeff"):
+        return False, False
+    return (
+        on_disk.startswith(_BOM) and not text.startswith("\ufeff"),
+        b"\r\n" in on_disk and "\r" not in text,
+    )
+
+
+def converted(data: bytes | None, bom: bool, crlf: bool) -> bytes:
+    data = data or b""
+    if bom:
         data = data.removeprefix(_BOM)
-    if b"\r\n" in on_disk and "\r" not in text:
+    if crlf:
         data = data.replace(b"\r\n", b"\n")
     return data
 

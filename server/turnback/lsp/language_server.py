@@ -28,7 +28,7 @@ from ..diff.turndiff import relative_path
 from ..engine import Engine
 from ..errors import InvalidParams, NoWorkspace, StorageFailed, TurnbackError
 from ..wire import error_code, error_data, to_wire
-from .codelens import as_held
+from .codelens import converted
 from .params import Params
 from .progress import Progress
 from .protocol import TurnbackProtocol
@@ -68,9 +68,9 @@ class TurnbackServer(LanguageServer):
         #: Document versions as opened or last saved, by `document_key`: a later version
         #: holds edits.
         self.clean_versions: dict[str, int | None] = {}
-        #: Documents the editor opened without the file's CRLF or BOM (Emacs converts both
-        #: ways): their text is like the file when it is like it so converted.
-        self.converting: set[str] = set()
+        #: Whether each document's editor opened its file without the BOM (VS Code too),
+        #: and without the CRLF (Emacs): its text is like the file when it is like it so.
+        self.converting: dict[str, tuple[bool, bool]] = {}
         self.watcher = TimelineWatcher(self.open_engines, self.timeline_changed)
 
     # ---- workspace and settings ----------------------------------------------------------
@@ -216,8 +216,8 @@ class TurnbackServer(LanguageServer):
                 continue
             # Like the file as this editor converts it: not unlike it. (A VS Code user's
             # switch to LF, not yet saved, is unsaved: VS Code keeps CRLF in its text.)
-            converts = key in self.converting and on_disk is not None
-            if not converts or as_held(on_disk, document.source, on_disk) != held:
+            bom, crlf = self.converting.get(key, (False, False))
+            if on_disk is None or converted(on_disk, bom, crlf) != held:
                 dirty.add(rel)
         return frozenset(dirty)
 

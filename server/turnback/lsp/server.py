@@ -218,11 +218,9 @@ def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None
     unsaved = opened_unsaved(path, document.text)
     key = document_key(document.uri)
     ls.clean_versions[key] = None if unsaved else document.version
-    on_disk = saved_bytes(path)
-    if on_disk is not None and codelens.as_held(on_disk, document.text, on_disk) != on_disk:
-        ls.converting.add(key)  # this editor holds the file without its CRLF or BOM
-    else:
-        ls.converting.discard(key)
+    # How this editor holds the file (without its BOM, or its CRLF): the unsaved-changes
+    # check compares as it does (a VS Code buffer switched to LF is unsaved, as it keeps CRLF).
+    ls.converting[key] = codelens.conversions(document.text, saved_bytes(path))
 
 
 @feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -235,7 +233,7 @@ def on_save(ls: TurnbackServer, params: types.DidSaveTextDocumentParams) -> None
 @feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: TurnbackServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.clean_versions.pop(document_key(params.text_document.uri), None)
-    ls.converting.discard(document_key(params.text_document.uri))
+    ls.converting.pop(document_key(params.text_document.uri), None)
 
 
 @feature(types.TEXT_DOCUMENT_CODE_LENS)
