@@ -334,9 +334,12 @@ def _guard_neighbours(ctx: Context, operation: str) -> None:
     for repo, root, inside in _neighbours(ctx):
         for header in _session_headers(repo):
             transcript = header.get(OPEN_TRANSCRIPT)
-            if not written_lately(transcript, quiet):
+            if not isinstance(transcript, str) or not written_lately(transcript, quiet):
                 continue
-            seconds = max(time.time() - changed_at(os.stat(transcript)), 0.0)  # type: ignore[arg-type]
+            try:
+                seconds = max(time.time() - changed_at(os.stat(transcript)), 0.0)
+            except OSError:
+                continue  # gone since
             where = os.path.relpath(root, ctx.ws.root) if inside else str(root)
             raise RunningNearby(header["session"], where, inside, seconds, quiet, operation)
 
