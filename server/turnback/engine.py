@@ -32,7 +32,7 @@ from .errors import (
     RequestFailed,
     UnsupportedRepository,
 )
-from .history import running
+from .history import neighbours, running
 from .history.context import CancelCheck, Context, RestoreOptions
 from .history.journal import Journal
 from .history.metadata import check_metadata
@@ -342,6 +342,7 @@ class Engine:
         with self._locked():
             name = self.resolve_session(session)
             running.guard_undo(self.ctx, name, options)  # never lands mid-turn of a running agent
+            neighbours.guard_neighbours(self.ctx, "undo", options)  # nor of one next door
             result = self.restorer.undo(name, options, progress)
         return add_agent_hint(result)  # how to roll the agent's conversation back too
 
@@ -355,6 +356,7 @@ class Engine:
         with self._locked():
             name = self.resolve_session(session)
             running.guard_redo(self.ctx, name, options)
+            neighbours.guard_neighbours(self.ctx, "redo", options)
             return self.restorer.redo(name, options)
 
     def rescue(

@@ -19,12 +19,10 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pygit2
 
-from ..core.discovery import ceiling_dirs
 from ..core.treeops import changed_paths
 from ..errors import Reason, RequestFailed
 from ..results import RunningTurn, Turn
@@ -38,7 +36,6 @@ from .timeline import (
     open_transcript,
     rfc3339,
 )
-from .timeline_objects import NewerFormat, read_header
 
 if TYPE_CHECKING:
     from .context import Context, RestoreOptions
@@ -66,13 +63,13 @@ class TurnRunning(RequestFailed):
         operation: str,
         elsewhere: bool = False,
     ) -> None:
-        ago = _seconds(activity.seconds_since_change)
+        ago = seconds_text(activity.seconds_since_change)
         whose = f" of session '{session}', which shares this work tree," if elsewhere else ""
         super().__init__(
             f"{operation.capitalize()} refused: turn {turn.turn}{whose} is still running "
             f"({activity.harness} session {activity.harness_session} last changed the work "
             f"tree {ago} ago). Wait until it ends (or is quiet for "
-            f"{_seconds(activity.quiet_period)}), or retry with force.",
+            f"{seconds_text(activity.quiet_period)}), or retry with force.",
             session=session,
             turn=turn.turn,
             harness=activity.harness,
@@ -116,7 +113,7 @@ def harness_of(turn: TurnRecord) -> str | None:
     return None
 
 
-def _seconds(value: float) -> str:
+def seconds_text(value: float) -> str:
     return f"{value:.0f} s" if value < 120 else f"{value / 60:.0f} min"
 
 
@@ -262,7 +259,6 @@ def guard_undo(ctx: Context, session: str, options: RestoreOptions) -> None:
         _seal_interrupted(ctx, timeline, newest)
     if not options.force:
         _guard_others(ctx, timeline, "undo", progress.known_now)
-        _guard_neighbours(ctx, "undo")
 
 
 def _guard_others(
@@ -304,83 +300,6 @@ def _guard_others(
             raise TurnRunning(newest, activity, other, operation, elsewhere=True)
 
 
-class RunningNearby(RequestFailed):
-    """An agent's turn runs in a repository inside this workspace, or around it."""
-
-    reason = Reason.TURN_RUNNING
-
-    def __init__(
-        self, session: str, where: str, inside: bool, seconds: float, quiet: int, operation: str
-    ) -> None:
-        relation = "a repository in this workspace" if inside else "the repository around it"
-        super().__init__(
-            f"{operation.capitalize()} refused: session '{session}' has a turn still running "
-            f"in {where} ({relation}; its conversation changed {_seconds(seconds)} ago). "
-            f"Wait until it ends (or is quiet for {_seconds(quiet)}), or retry with force.",
-            session=session,
-            repository=where,
-            seconds_since_change=round(seconds, 1),
-            quiet_period=quiet,
-        )
-
-
-def _guard_neighbours(ctx: Context, operation: str) -> None:
-    """Refuses a restore while an agent's turn runs in a repository nested in this workspace
-    or enclosing it: its sessions are that repository's, which `_guard_others` never read,
-    and the undo of the root's turn reverted a Codex turn still writing in `api/` (then in
-    no turn of its own). Told by the conversation's transcript, as for an older turn; the
-    other repository is only read (its refs), never written."""
-    quiet = ctx.settings.turn_quiet_period
-    for repo, root, inside in _neighbours(ctx):
-        for header in _session_headers(repo):
-            transcript = header.get(OPEN_TRANSCRIPT)
-            if not isinstance(transcript, str) or not written_lately(transcript, quiet):
-                continue
-            try:
-                seconds = max(time.time() - changed_at(os.stat(transcript)), 0.0)
-            except OSError:
-                continue  # gone since
-            where = os.path.relpath(root, ctx.ws.root) if inside else str(root)
-            raise RunningNearby(header["session"], where, inside, seconds, quiet, operation)
-
-
-def _neighbours(ctx: Context) -> list[tuple[pygit2.Repository, Path, bool]]:
-    """The repositories nested in this workspace (its members, which keep sessions of
-    their own when an agent works from inside one) and the one around it, if any (within
-    `GIT_CEILING_DIRECTORIES`): each with its work tree, and whether it is inside."""
-    found = [(s.ws.repo, s.ws.root, True) for s in ctx.scanner.scanners()[1:]]
-    try:
-        ceiling = ceiling_dirs()
-        above = str(ctx.ws.root.parent)
-        git_dir = (
-            pygit2.discover_repository(above, False, ceiling)
-            if ceiling
-            else pygit2.discover_repository(above)
-        )
-        if git_dir is not None:
-            repo = pygit2.Repository(git_dir)
-            if repo.workdir:
-                found.append((repo, Path(repo.workdir).resolve(), False))
-    except pygit2.GitError:
-        pass
-    return found
-
-
-def _session_headers(repo: pygit2.Repository) -> list[dict[str, Any]]:
-    """The header of each session timeline in `repo`, of any of its work trees."""
-    headers = []
-    for name in list(repo.references):
-        if not (name.startswith("refs/turnback/") and "/sessions/" in name):
-            continue
-        try:
-            header = read_header(repo, repo[repo.references[name].target])
-        except (KeyError, ValueError, pygit2.GitError, NewerFormat):
-            continue
-        if isinstance(header, dict) and isinstance(header.get("session"), str):
-            headers.append(header)
-    return headers
-
-
 def written_lately(path: object, quiet_period: int) -> bool:
     """Whether the file at `path` changed within the quiet period: a harness still writing
     its transcript still runs its agent, though its turn began before this session's."""
@@ -411,7 +330,6 @@ def guard_redo(ctx: Context, session: str, options: RestoreOptions) -> None:
         if activity is not None and activity.running:
             raise TurnRunning(turn, activity, session, "redo")
     _guard_others(ctx, timeline, "redo", progress.known_now)
-    _guard_neighbours(ctx, "redo")
 
 
 def mark_interrupted(ctx: Context, session: str, turn_ref: int | str, reason: str) -> bool:
