@@ -33,12 +33,14 @@ def missing_objects(
     Not in a partial clone (`git clone --filter=blob:none`): its trees stand without the
     blobs it was promised, which libgit2 cannot fetch, so a member's files the workspace
     already had the tree of were in no object database it could read (an undo of the
-    member's deletion refused "missing object"). There every tree is looked into.
+    member's deletion refused "missing object"). There a tree `dst` has is looked into,
+    once: one found complete is remembered (`_complete`), so a capture walks what changed.
     """
-    trust_trees = not is_partial_clone(dst)
+    complete = None if not is_partial_clone(dst) else _complete.setdefault(dst.path, set())
     out: list[pygit2.Oid] = []
     pending: list[tuple[pygit2.Oid, bool]] = [(oid, False)]
     seen: set[pygit2.Oid] = set()
+    walked: list[pygit2.Oid] = []  # trees dst has, looked into
     while pending:
         current, children_done = pending.pop()
         if children_done:
@@ -48,17 +50,30 @@ def missing_objects(
             continue
         seen.add(current)
         if dst.odb.exists(current):
-            if trust_trees:
+            if complete is None or current in complete:
                 continue
             obj = dst[current]
             if obj.type == ObjectType.TREE:
+                walked.append(current)
                 pending.extend(_children(obj))
             continue
         pending.append((current, True))
         obj = src[current]
         if obj.type == ObjectType.TREE:
             pending.extend(_children(obj))
+    if complete is not None:
+        if len(complete) > _COMPLETE_LIMIT:
+            complete.clear()
+        if not out:  # (else the copy completes them; the next capture finds them so)
+            complete.update(walked)
     return out
+
+
+#: Trees of a partial clone found to hold every object below them, by repository.
+_complete: dict[str, set[pygit2.Oid]] = {}
+_COMPLETE_LIMIT = 1_000_000
+#: Whether each repository is a partial clone, by path (its config read once).
+_partial: dict[str, bool] = {}
 
 
 def _children(tree: pygit2.Object) -> list[tuple[pygit2.Oid, bool]]:
@@ -67,15 +82,18 @@ def _children(tree: pygit2.Object) -> list[tuple[pygit2.Oid, bool]]:
 
 def is_partial_clone(repo: pygit2.Repository) -> bool:
     """Whether `repo` was cloned with a filter: objects may be promised, not present."""
+    known = _partial.get(repo.path)
+    if known is not None:
+        return known
     config = repo.config
-    if "extensions.partialclone" in config:
-        return True
-    return any(
+    partial = "extensions.partialclone" in config or any(
         entry.name.startswith("remote.")
         and entry.name.endswith(".promisor")
         and entry.value.lower() in ("true", "yes", "on", "1")
         for entry in config
     )
+    _partial[repo.path] = partial
+    return partial
 
 
 def copy_missing(
