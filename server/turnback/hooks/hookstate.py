@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +25,24 @@ _LOG_LIMIT = 1 << 20
 
 def git_dir(start: str) -> Path | None:
     """The git directory of the work tree holding `start`, or None outside git."""
+    return next((found for found, _tree in git_dirs_up(start)), None)
+
+
+def git_dirs_up(start: str) -> Iterator[tuple[Path, Path]]:
+    """The git directory and work tree of each repository holding `start`, nearest first
+    (a nested repository, then the one around it), as far as git looks."""
     for folder in looked_in(Path(os.path.abspath(start))):
         dot_git = folder / ".git"
         try:
             if dot_git.is_dir():
-                return dot_git
-            if dot_git.is_file():
+                yield dot_git, folder
+            elif dot_git.is_file():
                 text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
                 if text.startswith("gitdir:"):
                     target = Path(text[len("gitdir:") :].strip())
-                    return target if target.is_absolute() else (folder / target)
+                    yield (target if target.is_absolute() else (folder / target)), folder
         except OSError:
-            return None
-    return None
+            return
 
 
 def working_dir() -> str | None:
@@ -179,10 +185,9 @@ def find_note(cwd: str, session: str) -> tuple[dict[str, Any], str] | None:
     alone was an older prompt's when the agent had moved between a repository and a
     nested one since, and the "after" hook then sealed that older turn with this one's
     changes."""
-    here = Path(os.path.abspath(cwd))
-    places: dict[Path, str] = {}  # state folder -> the folder it was found from
-    for folder in (here, *here.parents):
-        places.setdefault(state_dir(str(folder)), str(folder))
+    places: dict[Path, str] = {}  # state folder -> the work tree it belongs to
+    for found, tree in git_dirs_up(cwd):  # (one walk up: a hook deep in a tree pays once)
+        places.setdefault(found / "turnback", str(tree))
     places.setdefault(user_state_dir(), cwd)
     newest: tuple[tuple[int, int], dict[str, Any], str] | None = None
     for where, found_from in places.items():
