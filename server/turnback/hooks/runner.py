@@ -233,9 +233,10 @@ def _run_hook(argv: list[str], stdin: IO[bytes], out: IO[str]) -> int:
         )
         os._exit(0)
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, stopped)
+    if threading.current_thread() is threading.main_thread():  # (only it may set them)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, stopped)
     worker = threading.Thread(target=work, name="turnback-hook", daemon=True)
     worker.start()
     worker.join(_deadline())
