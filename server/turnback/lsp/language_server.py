@@ -327,19 +327,18 @@ def saved_bytes(path: str | None) -> bytes | None:
         return None
 
 
-def opened_unsaved(path: str | None, text: str) -> bool:
-    """Whether a document opens with text its file does not hold. Line endings and a BOM
-    are the editor's to choose, and a file that is not UTF-8 cannot be compared with the
-    editor's reading of it: both count as the same (as every document did before)."""
+def opened_unsaved(path: str | None, text: str, on_disk: bytes | None) -> bool:
+    """Whether a document opens with text its file (`on_disk`, as `saved_bytes` read it)
+    does not hold. Line endings and a BOM are the editor's to choose, and a file that is not
+    UTF-8 cannot be compared with the editor's reading of it: both count as the same (as
+    every document did before); so does a file too large to compare, or unreadable."""
     if not path:
         return False
+    if on_disk is None:
+        return bool(text) and not os.path.lexists(path)  # a buffer for a file not written yet
     try:
-        if os.path.getsize(path) > _OPEN_CHECK_LIMIT:
-            return False
-        on_disk = Path(path).read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return bool(text)  # a buffer for a file not written yet
-    except (OSError, UnicodeDecodeError):
+        saved = on_disk.decode("utf-8")
+    except UnicodeDecodeError:
         return False
-    normal = on_disk.removeprefix("\ufeff").replace("\r\n", "\n")
+    normal = saved.removeprefix("\ufeff").replace("\r\n", "\n")
     return normal != text.removeprefix("\ufeff").replace("\r\n", "\n")

@@ -215,12 +215,13 @@ def on_open(ls: TurnbackServer, params: types.DidOpenTextDocumentParams) -> None
     # Opened already unlike the file (a hot-exit buffer VS Code restores, one edited before
     # the server started): unsaved until saved, not clean as of this version.
     path = to_fs_path(document.uri)
-    unsaved = opened_unsaved(path, document.text)
+    on_disk = saved_bytes(path)  # read once for both questions
     key = document_key(document.uri)
+    unsaved = opened_unsaved(path, document.text, on_disk)
     ls.clean_versions[key] = None if unsaved else document.version
     # How this editor holds the file (without its BOM, or its CRLF): the unsaved-changes
     # check compares as it does (a VS Code buffer switched to LF is unsaved, as it keeps CRLF).
-    ls.converting[key] = codelens.conversions(document.text, saved_bytes(path))
+    ls.converting[key] = codelens.conversions(document.text, on_disk)
 
 
 @feature(types.TEXT_DOCUMENT_DID_SAVE)
