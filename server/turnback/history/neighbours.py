@@ -8,6 +8,7 @@ around the workspace), whose edits a restore here would write over.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,8 +18,7 @@ import pygit2
 from ..core.discovery import ceiling_dirs
 from ..errors import Reason, RequestFailed
 from .running import changed_at, seconds_text, written_lately
-from .timeline import OPEN_TRANSCRIPT
-from .timeline_objects import NewerFormat, read_header
+from .timeline import OPEN_TRANSCRIPT, read_headers, session_targets
 
 if TYPE_CHECKING:
     from .context import Context, RestoreOptions
@@ -91,14 +91,9 @@ def _neighbours(ctx: Context) -> list[tuple[pygit2.Repository, Path, bool]]:
 
 def _session_headers(repo: pygit2.Repository) -> list[dict[str, Any]]:
     """The header of each session timeline in `repo`, of any of its work trees."""
-    headers = []
-    for name in list(repo.references):
-        if not (name.startswith("refs/turnback/") and "/sessions/" in name):
-            continue
-        try:
-            header = read_header(repo, repo[repo.references[name].target])
-        except (KeyError, ValueError, pygit2.GitError, NewerFormat):
-            continue
-        if isinstance(header, dict) and isinstance(header.get("session"), str):
-            headers.append(header)
-    return headers
+    targets = session_targets(repo, lambda name: _SESSIONS.match(name) is not None)
+    return [header for _commit, header in read_headers(repo, targets)]
+
+
+#: A session ref of any work tree: refs/turnback/<worktree>/sessions/<session>.
+_SESSIONS = re.compile(r"refs/turnback/[^/]+/sessions/")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -275,6 +276,34 @@ class NewerTimeline(RequestFailed):
         )
 
 
+def session_targets(repo: pygit2.Repository, wanted: Callable[[str], bool]) -> list[pygit2.Oid]:
+    """The timeline commits of the session refs `wanted` picks by name."""
+    out = []
+    for name in list(repo.references):
+        if wanted(name):
+            try:
+                out.append(repo.references[name].target)
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+    return out
+
+
+def read_headers(
+    repo: pygit2.Repository, targets: list[pygit2.Oid]
+) -> list[tuple[pygit2.Commit, dict[str, Any]]]:
+    """Each timeline commit of `targets` with its header, for those that read back."""
+    out = []
+    for target in targets:
+        try:
+            commit = repo[target]
+            header = timeline_objects.read_header(repo, commit)
+        except (*_UNREADABLE, timeline_objects.NewerFormat):
+            continue
+        if isinstance(header, dict) and isinstance(header.get("session"), str):
+            out.append((commit, header))
+    return out
+
+
 class TimelineStore:
     """Reads and writes timelines; callers hold the repository lock for writes."""
 
@@ -355,26 +384,10 @@ class TimelineStore:
 
     def _headers(self) -> list[tuple[pygit2.Commit, dict[str, Any]]]:
         """Each session's timeline commit and its header, for those that read back."""
-        out = []
-        for target in self._targets():
-            try:
-                commit = self.repo[target]
-                header = timeline_objects.read_header(self.repo, commit)
-            except (*_UNREADABLE, timeline_objects.NewerFormat):
-                continue
-            if isinstance(header, dict) and isinstance(header.get("session"), str):
-                out.append((commit, header))
-        return out
+        return read_headers(self.repo, self._targets())
 
     def _targets(self) -> list[pygit2.Oid]:
-        out = []
-        for name in self.repo.references:
-            if name.startswith(self.sessions_prefix):
-                try:
-                    out.append(self.repo.references[name].target)
-                except (KeyError, ValueError, pygit2.GitError):
-                    continue
-        return out
+        return session_targets(self.repo, lambda name: name.startswith(self.sessions_prefix))
 
     def default_session(self) -> str:
         """The session most recently captured into in this work tree, by any process."""
