@@ -20,6 +20,7 @@ import pygit2
 
 from .config import Settings
 from .core.locking import repository_lock
+from .core.pygit2_internals import NOT_FOUND, STRICT_UTF8_PATHS
 from .core.repository import WorkspaceRepo, open_workspace
 from .core.treeops import entry_at
 from .diff import turndiff
@@ -70,9 +71,6 @@ from .snapshot.members import WorkspaceScanner
 from .snapshot.treewatch import TreeWatch
 from .snapshot.unpacking import Unpacking
 from .snapshot.watchsetup import WatchSetup
-
-#: pygit2's lookup error (1.19+; a plain KeyError in the 1.18 that Python 3.10 gets).
-_NOT_FOUND: type[Exception] = getattr(pygit2, "NotFoundError", KeyError)
 
 
 def check_session(session: Any) -> str | None:
@@ -171,14 +169,14 @@ class Engine:
             try:
                 yield
             except UnicodeEncodeError as error:
-                if "surrogates" not in str(error) or hasattr(pygit2, "NotFoundError"):
+                if "surrogates" not in str(error) or not STRICT_UTF8_PATHS:
                     raise
                 raise UnsupportedRepository(  # pygit2 1.18 takes paths as strict UTF-8
                     "A file name here is not valid UTF-8, which pygit2 1.18 (the last release "
                     "for Python 3.10) cannot handle: run turnback on Python 3.11 or later."
                 ) from None
             except KeyError as error:  # pygit2's NotFoundError is one, `repo[oid]` raises one
-                missing = isinstance(error, _NOT_FOUND)
+                missing = isinstance(error, NOT_FOUND)
                 if not missing and not ObjectMissing.names_an_object(error):
                     raise
                 raise ObjectMissing.from_not_found(error) from error

@@ -250,6 +250,12 @@ def set_workdir(repo: pygit2.Repository, path: str) -> None:
         repo.workdir = os.fsencode(path)  # type: ignore[assignment]
 
 
+#: pygit2's lookup error: NotFoundError from 1.19, a plain KeyError in 1.18 (the last
+#: release for Python 3.10), which also takes paths as strict UTF-8 only.
+NOT_FOUND: type[Exception] = getattr(pygit2, "NotFoundError", KeyError)
+STRICT_UTF8_PATHS = NOT_FOUND is KeyError
+
+
 #: Attributes that make libgit2 convert a file between the object and the disk, asked where
 #: pygit2 has no `load_filter_list` (1.18, the last for Python 3.10).
 _CONVERTING_ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
