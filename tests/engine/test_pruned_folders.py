@@ -19,7 +19,7 @@ import pytest
 
 from helpers import make_repo, write
 from helpers.env import GIT_ENV
-from turnback.core import objectwrites
+from turnback.core import looseobjects, objectwrites
 from turnback.core.durability import enable_git_fsync
 from turnback.engine import Engine
 from turnback.errors import StorageFailed
@@ -49,7 +49,8 @@ def pruning(root: Path, passes: str = PRUNE, pause: float = 0.02) -> Iterator[No
 
 @pytest.fixture
 def races(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
-    """Every write failure recognised as the race (the real check, counted)."""
+    """Every write failure recognised as the race (the real checks, counted): libgit2's
+    writes' and turnback's own loose writes'."""
     seen: list[BaseException] = []
     real = objectwrites.pruned_under
 
@@ -59,7 +60,13 @@ def races(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
             seen.append(error)
         return raced
 
+    def made_again(folder: Path) -> None:
+        seen.append(FileNotFoundError(folder))
+        real_made_again(folder)
+
+    real_made_again = looseobjects.made_again
     monkeypatch.setattr(objectwrites, "pruned_under", counting)
+    monkeypatch.setattr(looseobjects, "made_again", made_again)
     return seen
 
 

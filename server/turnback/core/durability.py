@@ -19,7 +19,10 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pygit2
@@ -55,17 +58,50 @@ class Touched:
 
 
 def make_durable(touched: Touched) -> None:
-    """Flushes the files and directory entries a restore changed to stable storage."""
-    flushed_all = False
-    paths = [(path, False) for path in sorted(touched.files)]
+    """Flushes the files and directory entries a restore changed to stable storage: the
+    files side by side, then the directories (a journaling file system commits flushes
+    that wait together in one go: 48 files and their folders took 14.5 ms one after the
+    other and 6.8 ms eight at a time on this machine's ext4, bench/README.md)."""
+    groups = [sorted(touched.files)]
     if not _WINDOWS:
-        paths += [(p, True) for p in sorted(touched.dirs, key=lambda p: -len(p.parts))]
-    for path, directory in paths:
-        if not _flush_path(path, directory=directory) and not flushed_all:
-            # A path that cannot be opened or fsynced (a directory the user made
-            # unreadable, say): flush everything rather than leave it unflushed.
-            _flush_everything()
-            flushed_all = True
+        groups.append(sorted(touched.dirs, key=lambda p: -len(p.parts)))
+    flushed = True
+    for directory, paths in enumerate(groups):
+        flushed = all(_flush_all(paths, directory=bool(directory))) and flushed
+    if not flushed:
+        # A path that cannot be opened or fsynced (a directory the user made
+        # unreadable, say): flush everything rather than leave it unflushed.
+        _flush_everything()
+
+
+#: How many flushes wait side by side (beyond a few, the journal's commits merge anyway).
+FLUSHES_AT_ONCE = 8
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _flush_all(paths: list[Path], *, directory: bool) -> list[bool]:
+    if len(paths) < 3:
+        return [_flush_path(path, directory=directory) for path in paths]
+    return list(_flusher().map(partial(_flush_path, directory=directory), paths))
+
+
+def _flusher() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(FLUSHES_AT_ONCE, thread_name_prefix="turnback-flush")
+        return _pool
+
+
+def _forget_flusher() -> None:
+    """A forked child has none of its parent's threads: it starts a pool of its own."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_flusher)
 
 
 _GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENXIO)

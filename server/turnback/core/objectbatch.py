@@ -14,10 +14,12 @@ Reads through the handle see the repository's objects and the batch's.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
 
+from .looseobjects import write_loose
 from .objectwrites import written
 from .ownpacks import OwnPacks
 from .packfile import write_pack
@@ -28,6 +30,10 @@ from .treeops import DIR_MODE, raw_tree_entries
 #: Up to this many new objects end loose (unpacked after the capture, or written loose);
 #: more stay one pack, as git's own large writes do.
 LOOSE_UP_TO = 64
+#: git's type numbers, and the modes of a tree's blob entries (a gitlink names a commit
+#: of another repository).
+_COMMIT, _TREE = 1, 2
+_BLOB_MODES = (b"100644", b"100755", b"120000")
 #: Blob bytes held in memory before `over_limit` asks for a commit (server memory).
 HELD_BYTES = 8 << 20
 
@@ -78,25 +84,28 @@ class ObjectBatch:
     def over_limit(self) -> bool:
         return self._held > HELD_BYTES
 
-    def commit(self, tree: pygit2.Oid | None = None, commit: pygit2.Oid | None = None) -> None:
-        """Writes the held blobs, the new trees under `tree` and `commit` (of that tree)
-        into the repository, durably (libgit2's fsync for loose objects, `write_pack`'s
-        for a pack)."""
+    def commit(self, *roots: pygit2.Oid | None, blobs_in_trees: bool = False) -> None:
+        """Writes the held blobs and every object under `roots` (commits, trees) that the
+        repository lacks into it, durably: loose, flushed together (`looseobjects`), or
+        as one pack (`packfile`). A new tree's blobs are looked for with `blobs_in_trees`
+        (small trees whose blobs nobody noted with `held_blob`)."""
         if self._memory is None:
             return
         try:
             exists = self.target.odb.exists
             blobs = [oid for oid in self._blobs if not exists(oid)]  # a file put back
-            oids = blobs + (self._new_trees(tree) if tree is not None else [])
-            if commit is not None and not exists(commit):
-                oids.append(commit)
+            found = self._new_objects([r for r in roots if r is not None], blobs_in_trees)
+            oids = list(dict.fromkeys(blobs + found))
             if not oids:
                 return
             to_unpack = len(oids) <= LOOSE_UP_TO and self.packs is not None and self.packs.usable()
             if len(oids) <= LOOSE_UP_TO and not to_unpack:
-                for oid in oids:
-                    kind, data = self.read(oid)
-                    written(lambda: self.target.odb.write(kind, data))  # noqa: B023
+                if os.name == "nt":  # a read-only file cannot be flushed there
+                    for oid in oids:
+                        kind, data = self.read(oid)
+                        written(lambda: self.target.odb.write(kind, data))  # noqa: B023
+                else:
+                    write_loose(self.objects_dir, ((oid.raw, *self.read(oid)) for oid in oids))
                 return
             objects = ((oid.raw, *self.read(oid)) for oid in oids)
             pack = write_pack(self.objects_dir / "pack", len(oids), objects)
@@ -122,21 +131,31 @@ class ObjectBatch:
             self.repo.free()
             self.repo = self.target
 
-    def _new_trees(self, root: pygit2.Oid) -> list[pygit2.Oid]:
-        """Trees under `root` (itself included) the repository does not have yet."""
+    def _new_objects(self, roots: list[pygit2.Oid], blobs: bool) -> list[pygit2.Oid]:
+        """The objects under `roots` (themselves included) the repository does not have
+        yet: a commit's tree and parents, a tree's subtrees (and blobs, with `blobs`)."""
         exists = self.target.odb.exists
-        if exists(root):
-            return []
-        found, stack = [], [root]
+        found: list[pygit2.Oid] = []
+        seen: set[pygit2.Oid] = set()
+        stack = [root for root in roots if not exists(root)]
         while stack:
             oid = stack.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
             found.append(oid)
-            _kind, data = self.read(oid)
-            for mode, _name, raw_id in raw_tree_entries(data):
-                if mode == DIR_MODE:
-                    child = pygit2.Oid(raw=raw_id)
-                    if not exists(child):
-                        stack.append(child)
+            kind, data = self.read(oid)
+            if kind == _TREE:
+                links = [
+                    pygit2.Oid(raw=raw_id)
+                    for mode, _name, raw_id in raw_tree_entries(data)
+                    if mode == DIR_MODE or (blobs and mode in _BLOB_MODES)
+                ]
+            elif kind == _COMMIT:
+                links = _commit_links(data)
+            else:
+                links = []
+            stack.extend(link for link in links if link not in seen and not exists(link))
         return found
 
     def read(self, oid: pygit2.Oid) -> tuple[int, bytes]:
@@ -149,3 +168,15 @@ class ObjectBatch:
             # A tree the index's cache named but the repository lost: the scanner's
             # "not found" path starts over from the user's index.
             raise pygit2.GitError(f"object not found: {oid}") from None
+
+
+def _commit_links(data: bytes) -> list[pygit2.Oid]:
+    """A commit's tree and parents, from its header lines."""
+    links = []
+    for line in data.split(b"\n"):
+        if not line:
+            break  # the header's end: the message follows
+        key, _, value = line.partition(b" ")
+        if key in (b"tree", b"parent"):
+            links.append(pygit2.Oid(hex=value.decode("ascii")))
+    return links

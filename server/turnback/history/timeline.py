@@ -21,6 +21,7 @@ from typing import Any
 import pygit2
 
 from ..core.gitrefs import delete_ref, set_aside_ref, set_ref
+from ..core.objectbatch import ObjectBatch
 from ..core.repository import WorkspaceRepo
 from ..errors import RequestFailed
 from ..results import RepositoryState, Rescued, SkippedPath, Turn
@@ -417,15 +418,22 @@ class TimelineStore:
         timeline.updated_at = now_rfc3339()
         current = self.ref_target(timeline.session)
         base = self._layouts.get(pygit2.Oid(hex=current)) if current else None
-        oid, layout = timeline_objects.write(
-            self.repo,
-            timeline.header_json(timeline_objects.FORMAT),
-            timeline.turns,
-            [r.commit for r in timeline.rescued],
-            f"turnback timeline: {timeline.session}\n",
-            signature(),
-            base,
-        )
+        # Held in memory, then written loose and flushed together (objectbatch.py): a save
+        # writes about ten small objects, each a file and a folder flushed in turn before.
+        batch = ObjectBatch(self.repo, self.ws.objects_dir)
+        try:
+            oid, layout = timeline_objects.write(
+                batch.repo,
+                timeline.header_json(timeline_objects.FORMAT),
+                timeline.turns,
+                [r.commit for r in timeline.rescued],
+                f"turnback timeline: {timeline.session}\n",
+                signature(),
+                base,
+            )
+            batch.commit(oid, blobs_in_trees=True)
+        finally:
+            batch.close()
         self._remember(oid, layout)
         return str(oid)
 

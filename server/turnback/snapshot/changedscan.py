@@ -10,7 +10,6 @@ import os
 import stat
 
 from ..config import Settings
-from ..core.objectbatch import LOOSE_UP_TO
 from ..core.repository import WorkspaceRepo
 from ..core.statcache import InvalidPath, add_with_stat
 from ..core.treeops import Entry, tree_with
@@ -108,7 +107,7 @@ class ChangedPathsCapture:
         if touches_ignore_files(changed) or any(not self.user_index.tracks(p) for p in changed):
             self._untracked_moved = True  # the next full scan checks every untracked verdict
         held = self.holds_objects
-        batch = self.handles.object_batch(hold=held or len(to_add) > LOOSE_UP_TO, idle=held)
+        batch = self.handles.object_batch(idle=held)
         try:
             for path, st in within_limits(index, to_add, settings, skipped, root):
                 read = hash_or_gone(batch.blob_repo(st.st_size), os.path.join(root, path), st)

@@ -52,15 +52,13 @@ class ScanHandles:
         has none, and rebuilding its cache-tree at the next load is cheap."""
         return (self.thread_repos[0], tree) if self.thread_repos else None
 
-    def object_batch(self, hold: bool = False, idle: bool = False) -> ObjectBatch:
-        """Where a capture writes its objects: held in memory and written as one pack
-        when there are many; loose at once when there are few (a handle of its own costs
-        what a few loose objects do not), unless packs are unpacked after the capture
-        (ownpacks.py: switched off). `idle`: written through `idle_handle`, for a batch
-        the cache writer's thread commits (heldobjects.py)."""
-        hold = hold or self._own_packs.usable()
+    def object_batch(self, idle: bool = False) -> ObjectBatch:
+        """Where a capture writes its objects: held in memory, then written at once,
+        loose and flushed together when they are few, as one pack when they are many.
+        `idle`: written through `idle_handle`, for a batch the cache writer's thread
+        commits (heldobjects.py)."""
         target = self.idle_handle() if idle else self.ws.repo
-        return ObjectBatch(target, self.ws.objects_dir, hold=hold, packs=self._own_packs)
+        return ObjectBatch(target, self.ws.objects_dir, packs=self._own_packs)
 
     def packs_due(self) -> bool:
         """Whether captures listed packs to unpack since `unpack_packs` last ran."""

@@ -24,7 +24,6 @@ from pygit2.enums import DeltaStatus, DiffOption
 
 from ..config import Settings
 from ..core.gitpaths import path_is_ignored
-from ..core.objectbatch import LOOSE_UP_TO
 from ..core.pygit2_internals import is_missing_object
 from ..core.rawhash import file_mode, stored_mode
 from ..core.repository import WorkspaceRepo
@@ -172,7 +171,7 @@ class Scanner(ChangedPathsCapture):
                 raise too_deep(self.ws.root, str(error)) from None  # the same every time
             if "Permission denied" in str(error):  # a file made unreadable: not a change
                 raise StorageFailed.refused(_denied(str(error))) from None
-            if "not found" not in str(error):
+            if not is_missing_object(error):
                 raise Churn(str(error)) from error  # a file changed under libgit2's read
             # An object the cache named is gone (refs deleted by hand, then gc): start over.
             self.user_index.give_back()
@@ -304,7 +303,7 @@ class Scanner(ChangedPathsCapture):
         found = within_limits(index, list(dict.fromkeys(to_add)), settings, skipped, root)
         touched.update(to_add)
         total = len(found)
-        batch = self.handles.object_batch(hold=total > LOOSE_UP_TO)
+        batch = self.handles.object_batch()
         try:
             for done, (path, st) in enumerate(found, 1):
                 if done % 200 == 0:
