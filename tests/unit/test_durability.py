@@ -24,7 +24,9 @@ def flushed_under_strace(repo: Path, *args: str) -> tuple[set[str], list[str]]:
     """Runs `turnback <args>` under strace: the work-tree paths fsynced, and any whole-file-
     system flush (syncfs/sync) it made."""
     trace = cli_syscalls(repo, FLUSH_CALLS, *args)
-    fsynced = set(re.findall(r"fsync\(\d+<([^>]*)>\)", trace))
+    fsynced = set(
+        re.findall(r"fsync\(\d+<([^>]*)>", trace)
+    )  # finished, or unfinished (side by side)
     whole = re.findall(r"\b(syncfs|sync)\(", trace)
     return fsynced, whole
 

@@ -20,10 +20,12 @@ import errno
 import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import pygit2
 from pygit2.enums import Option
@@ -78,12 +80,23 @@ def make_durable(touched: Touched) -> None:
 FLUSHES_AT_ONCE = 8
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def side_by_side(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """`work` of each item, on the flushing threads when there are a few: file system
+    calls that wait on the disk, which a journal serves together. Every call has ended
+    when this returns or raises (the first exception, once all are done)."""
+    if len(items) < 3:
+        return [work(item) for item in items]
+    futures = [_flusher().submit(work, item) for item in items]
+    wait(futures)
+    return [future.result() for future in futures]
 
 
 def _flush_all(paths: list[Path], *, directory: bool) -> list[bool]:
-    if len(paths) < 3:
-        return [_flush_path(path, directory=directory) for path in paths]
-    return list(_flusher().map(partial(_flush_path, directory=directory), paths))
+    return side_by_side(partial(_flush_path, directory=directory), paths)
 
 
 def _flusher() -> ThreadPoolExecutor:
@@ -120,7 +133,7 @@ def _flush_path(path: Path, *, directory: bool) -> bool:
         # Gone or replaced since (by the user): nothing of the restore's is left there.
         return error.errno in _GONE
     try:
-        _fsync(fd)
+        flush_fd(fd)
     except OSError as error:
         return error.errno == errno.EINVAL  # a special file the user put there since
     finally:
@@ -134,7 +147,8 @@ def _flush_everything() -> None:
         sync()
 
 
-def _fsync(fd: int) -> None:
+def flush_fd(fd: int) -> None:
+    """fsync, or macOS's real flush."""
     if sys.platform == "darwin":
         import fcntl
 

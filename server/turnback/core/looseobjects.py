@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import StorageFailed
-from .durability import Touched, make_durable
+from .durability import Touched, flush_fd, make_durable, side_by_side
 
 #: git's type names by libgit2's type numbers (commit, tree, blob, tag).
 _TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
@@ -41,39 +41,46 @@ def write_loose(objects_dir: Path, objects: Iterable[tuple[bytes, int, bytes]]) 
     `objects_dir`, all on stable storage once this returns; an object already there is
     left alone. A file system error (a full disk) is `StorageFailed`, and what was staged
     is removed."""
-    staged: list[tuple[Path, Path]] = []
+    wanted: list[tuple[Path, bytes]] = []  # (where the object goes, its file's bytes)
+    created_folder = False
+    staged: list[Path] = []  # appended to by the staging threads as files appear
     try:
         try:
-            created_folder = False
             for raw_id, kind, data in objects:
                 hexid = raw_id.hex()
-                folder = objects_dir / hexid[:2]
-                target = folder / hexid[2:]
+                target = objects_dir / hexid[:2] / hexid[2:]
                 if target.exists():
                     continue
-                if not folder.is_dir():
-                    folder.mkdir(exist_ok=True)
+                if not target.parent.is_dir():
+                    target.parent.mkdir(exist_ok=True)
                     created_folder = True
-                staged.append((_stage(folder, kind, data), target))
-            make_durable(Touched(files={temporary for temporary, _target in staged}))
-            for temporary, target in staged:
+                wanted.append((target, _compressed(kind, data)))
+            temporaries = side_by_side(lambda item: _stage(item[0].parent, item[1], staged), wanted)
+            for temporary, (target, _data) in zip(temporaries, wanted, strict=True):
                 os.replace(temporary, target)
-            touched = Touched(dirs={target.parent for _temporary, target in staged})
+            staged.clear()
+            touched = Touched(dirs={target.parent for target, _data in wanted})
             if created_folder:
                 touched.changed_entries_of(objects_dir)
             make_durable(touched)
         except OSError as error:
             raise StorageFailed.from_os_error(error) from error
     except BaseException:
-        for temporary, _target in staged:
+        for temporary in staged:
             temporary.unlink(missing_ok=True)
         raise
 
 
-def _stage(folder: Path, kind: int, data: bytes) -> Path:
-    """The object's compressed file under a temporary name in its folder, not flushed."""
-    header = _TYPE_NAMES[kind] + b" %d\x00" % len(data)
+def _compressed(kind: int, data: bytes) -> bytes:
+    """The loose object file's bytes: `<type> <size>\\0<content>`, zlib-compressed."""
     compressor = zlib.compressobj(COMPRESSION)
+    header = _TYPE_NAMES[kind] + b" %d\x00" % len(data)
+    return compressor.compress(header) + compressor.compress(data) + compressor.flush()
+
+
+def _stage(folder: Path, compressed: bytes, staged: list[Path]) -> Path:
+    """A temporary file in `folder` holding `compressed`, on stable storage (listed in
+    `staged` as soon as it exists, for the caller to remove on a failure)."""
     attempts = 0
     while True:
         path = folder / f"tmp_obj_{secrets.token_hex(6)}"
@@ -88,14 +95,14 @@ def _stage(folder: Path, kind: int, data: bytes) -> Path:
             if attempts > _PRUNE_ATTEMPTS:
                 raise
             made_again(folder)
+    staged.append(path)
     try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(compressor.compress(header))
-            stream.write(compressor.compress(data))
-            stream.write(compressor.flush())
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
+        view = memoryview(compressed)
+        while view:
+            view = view[os.write(fd, view) :]
+        flush_fd(fd)
+    finally:
+        os.close(fd)
     return path
 
 
