@@ -43,28 +43,24 @@ def write_loose(objects_dir: Path, objects: Iterable[tuple[bytes, int, bytes]]) 
     left alone. A file system error (a full disk) is `StorageFailed`, and what was staged
     is removed."""
     wanted: list[tuple[Path, int, bytes]] = []  # (where the object goes, type, content)
-    created_folder = False
     staged: list[Path] = []  # appended to by the staging threads as files appear
+    made: list[Path] = []  # the folders they made (a fresh clone has none)
     try:
         try:
             for raw_id, kind, data in objects:
                 hexid = raw_id.hex()
                 target = objects_dir / hexid[:2] / hexid[2:]
-                if target.exists():
-                    continue
-                if not target.parent.is_dir():
-                    target.parent.mkdir(exist_ok=True)
-                    created_folder = True
-                wanted.append((target, kind, data))
+                if not target.exists():
+                    wanted.append((target, kind, data))
             # Compressed on the threads too: zlib lets go of the interpreter meanwhile.
             temporaries = side_by_side(
-                lambda o: _stage(o[0].parent, _compressed(*o[1:]), staged), wanted
+                lambda o: _stage(o[0].parent, _compressed(*o[1:]), staged, made), wanted
             )
             for temporary, (target, _kind, _data) in zip(temporaries, wanted, strict=True):
                 os.replace(temporary, target)
             staged.clear()
             touched = Touched(dirs={target.parent for target, _kind, _data in wanted})
-            if created_folder:
+            if made:
                 touched.changed_entries_of(objects_dir)
             make_durable(touched)
         except OSError as error:
@@ -82,9 +78,10 @@ def _compressed(kind: int, data: bytes) -> bytes:
     return compressor.compress(header) + compressor.compress(data) + compressor.flush()
 
 
-def _stage(folder: Path, compressed: bytes, staged: list[Path]) -> Path:
+def _stage(folder: Path, compressed: bytes, staged: list[Path], made: list[Path]) -> Path:
     """A temporary file in `folder` holding `compressed`, on stable storage (listed in
-    `staged` as soon as it exists, for the caller to remove on a failure)."""
+    `staged` as soon as it exists, for the caller to remove on a failure); `folder` is
+    made if it is missing, and listed in `made`."""
     attempts = 0
     while True:
         path = folder / f"tmp_obj_{secrets.token_hex(6)}"
@@ -98,7 +95,11 @@ def _stage(folder: Path, compressed: bytes, staged: list[Path]) -> Path:
             attempts += 1
             if attempts > _PRUNE_ATTEMPTS:
                 raise
-            made_again(folder)
+            if attempts > 1:
+                made_again(folder)  # git's prune removed it, empty, since it was made
+            else:
+                folder.mkdir(exist_ok=True)
+            made.append(folder)
     staged.append(path)
     try:
         view = memoryview(compressed)
