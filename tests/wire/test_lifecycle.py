@@ -252,3 +252,33 @@ def test_exit_while_a_capture_runs_ends_the_process(tmp_path: Path, after_shutdo
     finally:
         if raw.alive():
             raw.proc.kill()
+
+
+# Ensures an undo under way when `shutdown` and `exit` arrive right behind it (a client
+# closing the editor just after asking) is carried out whole, and the process ends with
+# code 0 and no traceback: the undo's handler was cancelled before it began, and asyncio
+# printed the cancelled request's and the escaping SystemExit's tracebacks.
+def test_exit_right_behind_an_undo_lets_it_finish_quietly(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(300):
+        (repo / f"f{n}.txt").write_text("v\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "start")
+    raw = RawServer(repo)
+    try:
+        assert raw.request("snapshot/capture", {"label": "turn"}, timeout=60)["result"]
+        for n in range(300):
+            write(repo, f"f{n}.txt", "agent\n")
+        assert raw.request("snapshot/capture", {"phase": "after"}, timeout=60)["result"]
+        raw.write({"jsonrpc": "2.0", "id": raw.next_id(), "method": "snapshot/undo"})
+        raw.write({"jsonrpc": "2.0", "id": raw.next_id(), "method": "shutdown"})
+        raw.notify("exit", None)
+        assert raw.proc.wait(60) == 0
+        time.sleep(0.2)  # the last of stderr
+        assert not [line for line in raw.stderr_tail if b"Traceback" in line]
+        assert {read(repo, f"f{n}.txt") for n in range(300)} == {"v\n"}
+    finally:
+        if raw.alive():
+            raw.proc.kill()

@@ -38,12 +38,13 @@ def _receive(conn: socket.socket, buffer: bytearray, want_id: int) -> dict:
             return message
 
 
-# Ensures the server answers initialize and a custom request over TCP.
+# Ensures the server answers initialize and a custom request over TCP, and ends on `exit`.
 def test_serve_over_tcp(repo: Path):
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "turnback", "serve", "--tcp", f"127.0.0.1:{port}"],
         env=SERVER_ENV,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 20
@@ -66,6 +67,12 @@ def test_serve_over_tcp(repo: Path):
             )
             turn = _receive(conn, buffer, 2)["result"]
             assert (turn["turn"], turn["label"]) == (1, "over tcp")
+            # `shutdown` then `exit` end the server, quietly (no traceback on stderr).
+            _send(conn, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+            assert _receive(conn, buffer, 3)["result"] is None
+            _send(conn, {"jsonrpc": "2.0", "method": "exit"})
+            server.wait(timeout=30)
+            assert b"Traceback" not in server.stderr.read()
     finally:
         server.kill()
         server.wait(timeout=10)

@@ -57,6 +57,8 @@ def _dispatch(server: LanguageServer, body: bytes) -> None:
         return
     try:
         server.protocol.handle_message(message)
+    except SystemExit as exited:  # `exit`: pygls's handler ends the process this way
+        raise ExitAsked(exited.code if isinstance(exited.code, int) else 1) from None
     except Exception as error:
         logger.exception("Unable to handle message")
         server.report_server_error(error, JsonRpcException)
@@ -102,7 +104,7 @@ def start_io(server: LanguageServer) -> int:
     stdin = sys.stdin.buffer
     server.protocol.set_writer(EndingWriter(sys.stdout.buffer))
 
-    async def run() -> None:
+    async def run() -> int:
         loop = asyncio.get_running_loop()
         reading = asyncio.ensure_future(
             read_messages(
@@ -116,8 +118,15 @@ def start_io(server: LanguageServer) -> int:
         await asyncio.wait({reading, waiting}, return_when=asyncio.FIRST_COMPLETED)
         if not waiting.done():
             waiting.cancel()
-            await reading  # (its exception, if any)
-            return
+            try:
+                await reading  # (its exception, if any)
+            except ExitAsked as asked:
+                # What is under way ends first, as on a stop signal: the process waits for
+                # its threads anyway, and cancelling a handler mid-way printed tracebacks.
+                stop.set()
+                await finish_requests(server.protocol, None, STOP_WAIT)
+                return asked.code
+            return 0
         # SIGTERM, SIGHUP (a terminal or an editor going away) or Ctrl-C: what is under way
         # (an undo writing files) finishes and answers, then the server ends. It died
         # mid-restore, leaving the tree half undone until another command recovered it.
@@ -129,7 +138,7 @@ def start_io(server: LanguageServer) -> int:
 
     code = 0
     try:
-        asyncio.run(run())
+        code = asyncio.run(run())
     except _Stopped:
         # The reading thread is blocked in stdin's read, which no exit path interrupts.
         _close_engines(server)
@@ -153,6 +162,16 @@ STOP_WAIT = 60.0
 
 class _Stopped(Exception):
     """A stop signal, once the requests under way were answered."""
+
+
+class ExitAsked(Exception):
+    """`exit` arrived, with the code LSP gives it: an ordinary exception, which the
+    reading task hands to its awaiter (pygls's SystemExit escaped the event loop, and
+    asyncio printed the task's and the cancelled requests' tracebacks)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
 
 
 def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
@@ -186,17 +205,23 @@ def _close_engines(server: LanguageServer) -> None:
 def start_tcp(server: LanguageServer, host: str, port: int) -> None:
     """pygls's `start_tcp` with turnback's reader."""
     stop = new_stop_event(server)
+    ending: list[asyncio.Event] = []  # set by a stop signal, or by `exit`
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server.protocol.set_writer(writer)  # type: ignore[arg-type]
-        with contextlib.suppress(asyncio.CancelledError):  # (a stop signal)
-            await read_messages(stop, lambda: reader.read(READ_CHUNK), server)
+        try:
+            with contextlib.suppress(asyncio.CancelledError):  # (a stop signal)
+                await read_messages(stop, lambda: reader.read(READ_CHUNK), server)
+        except ExitAsked:
+            ending[0].set()  # the server ends as on a stop signal
+            return
         server.shutdown()
 
     async def listen() -> Any:
         tcp = await asyncio.start_server(connection, host, port)
         keep_tcp_server(server, tcp)
         signalled = _on_stop_signals(asyncio.get_running_loop())
+        ending.append(signalled)
         async with tcp:
             serving = asyncio.ensure_future(tcp.serve_forever())
             waiting = asyncio.ensure_future(signalled.wait())
