@@ -1,16 +1,15 @@
 """A capture's new objects, gathered in memory and written at once before a ref names them.
 
 A cold first capture at 100k files writes ~1,100 new objects (the untracked files'
-blobs and the trees above them), a turn on a real tree ~50. Written loose, each is a
-file created, compressed and fsynced with its directory (`ENABLE_FSYNC_GITDIR`): ~200 of
-a ~580 ms cold capture, 50-100 ms of a turn's, where git's own temporary-index method
-fsyncs nothing. Objects written through `ObjectBatch.repo` stay in memory (libgit2's
-mempack backend on a handle of their own) and `commit` writes them into the repository
-as one pack (`packfile`: three flushes) before anything names them. A few objects, which
-git would keep loose, are written loose at once; listing them as a pack to unpack once the
-capture has answered (`ownpacks`) is switched off, as it is not safe beside git's own gc.
-Reads through the handle see the repository's objects and the batch's.
-"""
+blobs and the trees above them), a turn on a real tree ~45, a timeline save ~10. Written
+by libgit2, each is a file created, compressed and fsynced with its directory, one after
+the other (`ENABLE_FSYNC_GITDIR`). Objects written through `ObjectBatch.repo` stay in
+memory instead (libgit2's mempack backend on a handle of their own), and `commit` writes
+them into the repository before anything names them: up to `LOOSE_UP_TO` loose, as git
+keeps a few, with their flushes side by side (`looseobjects`); more as one pack
+(`packfile`: three flushes). Listing the few as a pack to unpack once the capture has
+answered (`ownpacks`) is switched off, as it is not safe beside git's own gc. Reads
+through the handle see the repository's objects and the batch's."""
 
 from __future__ import annotations
 

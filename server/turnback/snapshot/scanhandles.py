@@ -2,10 +2,9 @@
 packs behind them.
 
 A scan on several threads needs a handle per thread (libgit2 objects are not shared
-between threads); a capture writes its objects through a batch (objectbatch.py) whose
-few objects become a pack that a thread unpacks once the capture has answered
-(ownpacks.py); and a handle that holds a pack git deleted must be let go of, or the
-deleted file's disk space stays taken (packfolder.py).
+between threads); a capture writes its objects through a batch (objectbatch.py), held
+in memory until the capture writes them at once; and a handle that holds a pack git
+deleted must be let go of, or the deleted file's disk space stays taken (packfolder.py).
 """
 
 from __future__ import annotations
