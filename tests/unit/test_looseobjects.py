@@ -7,12 +7,15 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from helpers import GIT_ENV, cli_syscalls, git, make_repo, write
+from helpers import GIT_ENV, cli_json, cli_syscalls, git, make_repo, write
+from turnback.core import looseobjects
 from turnback.core.looseobjects import write_loose
 from turnback.errors import StorageFailed
 
@@ -115,3 +118,53 @@ def test_a_capture_flushes_each_new_object_before_its_ref(tmp_path: Path):
         named = min(i for i in refs if i > renamed)  # the ref written next names it
         assert any(i < renamed and path == temporary for i, path in flushes), obj
         assert any(renamed < i < named and path == str(obj.parent) for i, path in flushes), obj
+
+
+class _Interrupted(BaseException):
+    """What a Ctrl-C is to the CLI: raised in the main thread while it waits."""
+
+
+# Ensures an interrupt while the objects are being written (a slow disk: each flush takes
+# 0.2 s) leaves no staged file behind: the objects not yet begun were still created and
+# flushed by the pool after write_loose had cleaned up, 34 of 40 in a review's run.
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_an_interrupt_while_writing_leaves_no_staged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    objects = make_repo(tmp_path / "repo") / ".git" / "objects"
+    real_flush = looseobjects.flush_fd
+
+    def slow_flush(fd: int) -> None:
+        time.sleep(0.2)
+        real_flush(fd)
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise _Interrupted
+
+    monkeypatch.setattr(looseobjects, "flush_fd", slow_flush)
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(_Interrupted):
+            write_loose(objects, [_object(3, f"blob {n}\n".encode()) for n in range(40)])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    time.sleep(2.0)  # what the pool would still have written
+    assert not list(objects.glob("*/tmp_obj_*"))
+
+
+# Ensures objects in a repository shared with a group (`core.sharedRepository=group`) can
+# be read by the group under a umask that would keep them private, as git makes them.
+def test_objects_of_a_shared_repository_are_readable_by_its_group(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git(repo, "config", "core.sharedRepository", "group")
+    write(repo, "a.txt", "the agent's\n")
+    previous = os.umask(0o077)
+    try:
+        cli_json(repo, "capture", "--label", "turn")
+    finally:
+        os.umask(previous)
+    blob = git(repo, "hash-object", "a.txt").strip()
+    mode = (repo / ".git" / "objects" / blob[:2] / blob[2:]).stat().st_mode & 0o777
+    assert mode == 0o440  # git's own: read-only, and readable by the group

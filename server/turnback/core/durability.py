@@ -91,7 +91,15 @@ def side_by_side(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
     if len(items) < 3:
         return [work(item) for item in items]
     futures = [_flusher().submit(work, item) for item in items]
-    wait(futures)
+    try:
+        wait(futures)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM in the CLI): what has not started never does, and
+        # what runs ends first, so that the caller's clean-up sees every file made.
+        for future in futures:
+            future.cancel()
+        wait(futures)
+        raise
     return [future.result() for future in futures]
 
 

@@ -24,6 +24,7 @@ from .ownpacks import OwnPacks
 from .packfile import write_pack
 from .pygit2_internals import MemoryObjects, set_workdir
 from .rawhash import STREAM_ABOVE
+from .sharedperms import shared_folder_bits
 from .treeops import DIR_MODE, raw_tree_entries
 
 #: Up to this many new objects end loose (unpacked after the capture, or written loose);
@@ -98,15 +99,14 @@ class ObjectBatch:
             if not oids:
                 return
             to_unpack = len(oids) <= LOOSE_UP_TO and self.packs is not None and self.packs.usable()
+            objects = ((oid.raw, *self.read(oid)) for oid in oids)
             if len(oids) <= LOOSE_UP_TO and not to_unpack:
                 if os.name == "nt":  # a read-only file cannot be flushed there
-                    for oid in oids:
-                        kind, data = self.read(oid)
+                    for _raw, kind, data in objects:
                         written(lambda: self.target.odb.write(kind, data))  # noqa: B023
                 else:
-                    write_loose(self.objects_dir, ((oid.raw, *self.read(oid)) for oid in oids))
+                    write_loose(self.objects_dir, objects, shared_folder_bits(self.target))
                 return
-            objects = ((oid.raw, *self.read(oid)) for oid in oids)
             pack = write_pack(self.objects_dir / "pack", len(oids), objects)
             if to_unpack:
                 self.packs.added(pack)  # written loose once the capture has answered
