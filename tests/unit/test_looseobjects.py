@@ -168,3 +168,7 @@ def test_objects_of_a_shared_repository_are_readable_by_its_group(tmp_path: Path
     blob = git(repo, "hash-object", "a.txt").strip()
     mode = (repo / ".git" / "objects" / blob[:2] / blob[2:]).stat().st_mode & 0o777
     assert mode == 0o440  # git's own: read-only, and readable by the group
+    # So is every other object the capture wrote, libgit2's own writes included (the turn's
+    # snapshot commit was 0400, and the group's `git fsck` failed on it).
+    private = [p for p in (repo / ".git" / "objects").glob("??/*") if p.stat().st_mode & 0o040 == 0]
+    assert private == []

@@ -54,6 +54,9 @@ class WorkspaceRepo:
     user_index_path: Path | None
     #: When `settle_permissions` last began (ns): object folders unchanged since are done.
     objects_settled_ns: int = field(default=0, repr=False)
+    #: The same for a shared repository's object files: those older than this process
+    #: were settled by the process that wrote them.
+    shared_settled_ns: int = field(default_factory=time.time_ns, repr=False)
 
     @property
     def ref_prefix(self) -> str:
@@ -100,7 +103,10 @@ class WorkspaceRepo:
         if self.shadow:
             return  # in this user's own data folder
         common = common_dir(Path(self.repo.path))
-        share_object_folders(self.objects_dir, self.shared_bits)
+        if self.shared_bits:
+            began = time.time_ns()
+            share_object_folders(self.objects_dir, self.shared_bits, self.shared_settled_ns)
+            self.shared_settled_ns = began
         for folder in (self.state_dir, common / "refs" / "turnback"):
             share_folder_tree(folder, self.shared_bits)
         owner = owner_to_give_to(common)

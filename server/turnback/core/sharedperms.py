@@ -39,16 +39,27 @@ def shared_folder_bits(repo: pygit2.Repository) -> int:
     return 0
 
 
-def share_object_folders(objects_dir: Path, bits: int) -> None:
-    """Adds `bits` to the object folders this user owns that lack them (never removes any)."""
+def share_object_folders(objects_dir: Path, bits: int, since_ns: int = 0) -> None:
+    """Adds `bits` to the object folders this user owns that lack them (never removes any),
+    and their read bits to the files this user owns in the folders changed since
+    `since_ns` (a new object changes its folder's mtime): libgit2 makes an object or a pack
+    0444 less the umask, where git lets a shared repository's group (or everyone) read it,
+    and their git then failed on the turn's snapshot commit ("Permission denied")."""
     if not bits or not hasattr(os, "geteuid"):
         return  # (Windows keeps no such bits: the setting means nothing there)
     try:
-        folders = [e.path for e in os.scandir(objects_dir) if e.is_dir(follow_symlinks=False)]
+        folders = [e for e in os.scandir(objects_dir) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return
     for folder in folders:
-        _share(folder, bits)
+        _share(folder.path, bits)
+        try:
+            changed = folder.stat(follow_symlinks=False).st_mtime_ns >= since_ns - _MARGIN_NS
+            files = [e.path for e in os.scandir(folder.path)] if changed else []
+        except OSError:
+            continue
+        for path in files:
+            _share_file(path, bits & 0o044)
 
 
 def share_folder_tree(top: Path, bits: int) -> None:
@@ -57,6 +68,24 @@ def share_folder_tree(top: Path, bits: int) -> None:
         return
     for folder, _dirs, _files in os.walk(top):
         _share(folder, bits)
+
+
+#: Folder times are the file system's clock, which may lag the process's a little.
+_MARGIN_NS = 3_000_000_000
+
+
+def _share_file(path: str, readable: int) -> None:
+    """Adds the `readable` bits to a regular file this user owns that lacks them."""
+    try:
+        st = os.lstat(path)
+        if (
+            stat.S_ISREG(st.st_mode)
+            and st.st_uid == os.geteuid()
+            and st.st_mode & readable != readable
+        ):
+            os.chmod(path, stat.S_IMODE(st.st_mode) | readable)
+    except OSError:
+        pass
 
 
 def _share(folder: str, bits: int) -> None:
