@@ -37,16 +37,13 @@ _BINARY = getattr(os, "O_BINARY", 0)
 _PRUNE_ATTEMPTS = 5
 
 
-def write_loose(
-    objects_dir: Path, objects: Iterable[tuple[bytes, int, bytes]], shared_bits: int = 0
-) -> None:
+def write_loose(objects_dir: Path, objects: Iterable[tuple[bytes, int, bytes]]) -> None:
     """Writes (raw 20-byte id, git type number, content) objects as loose files in
     `objects_dir`, all on stable storage once this returns; an object already there is
-    left alone. `shared_bits` are those `core.sharedRepository` gives folders
-    (sharedperms.py): the files get their read bits, as git gives them. A file system
-    error (a full disk) is `StorageFailed`, and what was staged is removed."""
+    left alone (a shared repository's read bits are added after the operation, as to
+    libgit2's writes: `WorkspaceRepo.settle_permissions`). A file system error (a full
+    disk) is `StorageFailed`, and what was staged is removed."""
     wanted: list[tuple[Path, int, bytes]] = []  # (where the object goes, type, content)
-    readable = shared_bits & 0o044  # (git's adjust_shared_perm: read, never write)
     staged: list[Path] = []  # appended to by the staging threads as files appear
     made: list[Path] = []  # the folders they made (a fresh clone has none)
     try:
@@ -58,8 +55,7 @@ def write_loose(
                     wanted.append((target, kind, data))
             # Compressed on the threads too: zlib lets go of the interpreter meanwhile.
             temporaries = side_by_side(
-                lambda o: _stage(o[0].parent, _compressed(*o[1:]), staged, made, readable),
-                wanted,
+                lambda o: _stage(o[0].parent, _compressed(*o[1:]), staged, made), wanted
             )
             for temporary, (target, _kind, _data) in zip(temporaries, wanted, strict=True):
                 os.replace(temporary, target)
@@ -83,12 +79,10 @@ def _compressed(kind: int, data: bytes) -> bytes:
     return compressor.compress(header) + compressor.compress(data) + compressor.flush()
 
 
-def _stage(
-    folder: Path, compressed: bytes, staged: list[Path], made: list[Path], readable: int
-) -> Path:
+def _stage(folder: Path, compressed: bytes, staged: list[Path], made: list[Path]) -> Path:
     """A temporary file in `folder` holding `compressed`, on stable storage (listed in
-    `staged` as soon as it exists, for the caller to remove on a failure), with the
-    `readable` bits added; `folder` is made if it is missing, and listed in `made`."""
+    `staged` as soon as it exists, for the caller to remove on a failure); `folder` is
+    made if it is missing, and listed in `made`."""
     attempts = 0
     while True:
         path = folder / f"tmp_obj_{secrets.token_hex(6)}"
@@ -109,8 +103,6 @@ def _stage(
             made.append(folder)
     staged.append(path)
     try:
-        if readable and hasattr(os, "fchmod"):
-            os.fchmod(fd, (os.fstat(fd).st_mode & 0o777) | readable)
         view = memoryview(compressed)
         while view:
             view = view[os.write(fd, view) :]

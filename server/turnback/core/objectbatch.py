@@ -24,7 +24,6 @@ from .ownpacks import OwnPacks
 from .packfile import write_pack
 from .pygit2_internals import MemoryObjects, set_workdir
 from .rawhash import STREAM_ABOVE
-from .sharedperms import shared_folder_bits
 from .treeops import DIR_MODE, raw_tree_entries
 
 #: Up to this many new objects end loose (unpacked after the capture, or written loose);
@@ -105,7 +104,7 @@ class ObjectBatch:
                     for _raw, kind, data in objects:
                         written(lambda: self.target.odb.write(kind, data))  # noqa: B023
                 else:
-                    write_loose(self.objects_dir, objects, shared_folder_bits(self.target))
+                    write_loose(self.objects_dir, objects)
                 return
             pack = write_pack(self.objects_dir / "pack", len(oids), objects)
             if to_unpack:

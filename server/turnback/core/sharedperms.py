@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pygit2
 
+from .ownership import SINCE_MARGIN_NS
+
 _GROUP = ("group", "true", "1")
 _ALL = ("all", "world", "everybody", "2")
 
@@ -54,7 +56,7 @@ def share_object_folders(objects_dir: Path, bits: int, since_ns: int = 0) -> Non
     for folder in folders:
         _share(folder.path, bits)
         try:
-            changed = folder.stat(follow_symlinks=False).st_mtime_ns >= since_ns - _MARGIN_NS
+            changed = folder.stat(follow_symlinks=False).st_mtime_ns >= since_ns - SINCE_MARGIN_NS
             files = [e.path for e in os.scandir(folder.path)] if changed else []
         except OSError:
             continue
@@ -68,10 +70,6 @@ def share_folder_tree(top: Path, bits: int) -> None:
         return
     for folder, _dirs, _files in os.walk(top):
         _share(folder, bits)
-
-
-#: Folder times are the file system's clock, which may lag the process's a little.
-_MARGIN_NS = 3_000_000_000
 
 
 def _share_file(path: str, readable: int) -> None:
