@@ -22,6 +22,8 @@ from pygit2 import C, ffi
 from pygit2.enums import DiffOption
 from pygit2.errors import check_error
 
+from ..errors import ObjectMissing
+
 #: A `git_index_entry *` (cffi cdata).
 IndexEntry = Any
 
@@ -289,15 +291,6 @@ def is_missing_object(error: BaseException) -> bool:
     """pygit2's answer for an object not in the repository: a NotFoundError (a GitError and
     a KeyError) from 1.19, a plain KeyError or GitError in 1.18; and `repo[oid]`'s plain
     KeyError naming the id, from a handle that had not read the object before."""
-    if isinstance(error, KeyError) and error.args and _names_an_object(error.args[0]):
+    if isinstance(error, KeyError) and ObjectMissing.names_an_object(error):
         return True
     return isinstance(error, (KeyError, pygit2.GitError)) and "not found" in str(error)
-
-
-def _names_an_object(key: object) -> bool:
-    if isinstance(key, pygit2.Oid):
-        return True
-    return isinstance(key, str) and len(key) in (40, 64) and all(c in _HEX for c in key)
-
-
-_HEX = frozenset("0123456789abcdef")
