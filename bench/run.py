@@ -1111,11 +1111,14 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
     def target(what: str, measured: str, ok: bool | None, why: str = "") -> None:
         out.append({"target": what, "measured": measured, "met": ok, "note": why})
 
+    # Issue 4 set 0.5x for every front and 0.1x for the watcher; issue 12 set 0.7x for the
+    # full scan (the Engine's, which the CLI and the server's fallback run).
     fronts = (
-        ("lsp", "capture.baseline_a.10", "server, watcher path", 0.5),
-        ("engine", "capture.engine_baseline_a.10", "full scan: Engine, CLI, server fallback", 0.5),
-        ("cli", "capture.engine_baseline_a.10", "CLI process, full scan", 0.5),
-        ("lsp", "capture.baseline_a.10", "server, watcher knows the changed paths", 0.1),
+        ("lsp", "capture.baseline_a.10", "server, watcher path; issue 4", 0.5),
+        ("engine", "capture.engine_baseline_a.10", "full scan: Engine; issue 12", 0.7),
+        ("engine", "capture.engine_baseline_a.10", "full scan: Engine; issue 4", 0.5),
+        ("cli", "capture.engine_baseline_a.10", "CLI process, full scan; issue 4", 0.5),
+        ("lsp", "capture.baseline_a.10", "server, watcher knows the changed paths; issue 4", 0.1),
     )
     flushed = p50("capture.engine_baseline_a_flushed.10")
     for front, base, what, bound in fronts:
@@ -1187,6 +1190,14 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
             "0.3 s delay plus a round trip)",
             cold / a0 <= 1.5 and seen >= slow,
         )
+        at_once = p50("cold.lsp_at_once")
+        if at_once is not None:
+            target(
+                "cold first capture sent right after `initialized` (no target of its own)",
+                f"{at_once * 1000:.0f} ms = {at_once / a0:.2f}x ({a0 * 1000:.0f} ms)",
+                None,
+                "the harness that starts the server for its first capture",
+            )
     d = p50("diff.lsp.50x2000")
     if d is not None:
         target("diff of the 50-file turn <= 200 ms (over LSP)", f"{d * 1000:.0f} ms", d <= 0.2)
@@ -1199,7 +1210,7 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
         packed = g["repackGrowthBytes"] / g["editBytes"]
         unexpected = len(g["objects"].get("unexpectedBlobs", []))
         target(
-            "object database growth <= 2x bytes changed over 100 turns",
+            "object database growth <= 2x bytes changed over 100 turns (issue 4)",
             f"loose {g['looseGrowthBytes'] / 1024:.0f} KiB = {loose:.0f}x, after git repack -d "
             f"{g['repackGrowthBytes'] / 1024:.0f} KiB = {packed:.1f}x the "
             f"{g['editBytes'] / 1024:.1f} KiB of edited lines",
@@ -1219,7 +1230,12 @@ def targets(bench: Bench, summ: dict[str, dict[str, float]]) -> list[dict[str, A
         )
     rss = bench.notes.get("serverRss", {}).get("VmHWM")
     if rss:
-        target("server RSS <= 200 MB", f"VmHWM {rss / 1024:.0f} MiB", rss / 1024 <= 200)
+        target("server RSS <= 200 MB (issue 4)", f"VmHWM {rss / 1024:.0f} MiB", rss / 1024 <= 200)
+        target(
+            "server peak RSS <= 150 MiB over the session (issue 12)",
+            f"VmHWM {rss / 1024:.0f} MiB",
+            rss / 1024 <= 150,
+        )
     return out
 
 
