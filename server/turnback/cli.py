@@ -199,6 +199,13 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
                 f"Turn {run['turn']} is running ({run['harness']} session "
                 f"{run['harnessSession']}, last change {run['secondsSinceChange']:.0f} s ago)"
             )
+        if result.get("runningElsewhere"):
+            run = result["runningElsewhere"]
+            print(
+                f"Turn {run['turn']} of session '{quoted(run['session'])}' is running in this "
+                f"work tree ({run['harness']} session {run['harnessSession']}, last change "
+                f"{run['secondsSinceChange']:.0f} s ago): undo and redo here wait for it"
+            )
         if result["rescued"]:
             print("Rescued versions (put back with `turnback rescue ID [PATH...]`):")
             for version in result["rescued"]:

@@ -440,11 +440,13 @@ class Engine:
                     now = now or self.repo[self.capture_now(None, None).tree]
                     end = now
                 item.files = turndiff.changed_files(self.repo, self.tree(record.before), end)
+        running_here, elsewhere = running.annotate_list(self.ctx, timeline, listed)
         return ListResult(
             session=name,
             work_tree=self.ws.root,
             turns=listed,
-            running=running.annotate_list(self.ctx, timeline, listed),
+            running=running_here,
+            running_elsewhere=elsewhere,
             can_undo=bool(timeline and timeline.active),
             can_redo=bool(timeline and timeline.undone),
             rescued=[r.to_result() for r in reversed(timeline.rescued)] if timeline else [],

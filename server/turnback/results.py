@@ -69,6 +69,7 @@ class Turn:
 class RunningTurn:
     """The turn an agent is still running, and how recently it changed the work tree."""
 
+    session: str
     turn: int
     id: str
     harness: str
@@ -101,6 +102,9 @@ class ListResult:
     work_tree: Path
     turns: list[Turn]
     running: RunningTurn | None
+    #: Another session's turn running in the same work tree: this session's undo or redo
+    #: waits for it (history/running.py, `running_elsewhere`).
+    running_elsewhere: RunningTurn | None
     can_undo: bool
     can_redo: bool
     rescued: list[Rescued]

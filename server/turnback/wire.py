@@ -124,6 +124,7 @@ def changed_file(f: r.ChangedFile) -> dict[str, Any]:
 
 def running(a: r.RunningTurn) -> dict[str, Any]:
     return {
+        "session": a.session,
         "turn": a.turn,
         "id": a.id,
         "harness": a.harness,
@@ -145,6 +146,7 @@ def list_result(x: r.ListResult) -> dict[str, Any]:
         "workTree": x.work_tree.as_uri(),
         "turns": [turn(t) for t in x.turns],
         "running": running(x.running) if x.running is not None else None,
+        "runningElsewhere": running(x.running_elsewhere) if x.running_elsewhere else None,
         "canUndo": x.can_undo,
         "canRedo": x.can_redo,
         "rescued": [rescued(v) for v in x.rescued],

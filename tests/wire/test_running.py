@@ -115,7 +115,11 @@ def test_undo_refused_while_agent_runs_then_works_after_stop(repo: Path):
     assert 0 <= data["secondsSinceChange"] < 120 and data["turn"] == 1
     listing = cli_ok(repo, "list")
     assert listing["turns"][0]["progress"] == "running"
-    assert listing["running"]["harness"] == "claude-code"
+    assert (listing["running"]["harness"], listing["running"]["session"]) == (
+        "claude-code",
+        SESSION,
+    )
+    assert listing["runningElsewhere"] is None  # its own turn, not another session's
     assert "is running (claude-code session" in cli(repo, "list").stdout
     assert cli(repo, "redo").returncode == EXIT_OK  # nothing to redo: not a refusal
 
@@ -299,6 +303,17 @@ def test_restore_refused_while_another_sessions_turn_runs(repo: Path):
     hook(repo, "UserPromptSubmit")
     write(repo, "src/agent.py", "x = 1\n")  # the other agent is writing now
     during = tree_state(repo)
+    # `list` says so before any undo is tried: "undo: yes" alone was refused when pressed.
+    listing = cli_ok(repo, "list", "--session", "mine")
+    assert listing["running"] is None and listing["canUndo"]
+    elsewhere = listing["runningElsewhere"]
+    assert (elsewhere["session"], elsewhere["turn"], elsewhere["harness"]) == (
+        SESSION,
+        1,
+        "claude-code",
+    )
+    text = cli(repo, "list", "--session", "mine").stdout
+    assert f"Turn 1 of session '{SESSION}' is running in this work tree" in text
 
     refused = cli(repo, "undo", "--session", "mine", "--json")
     assert refused.returncode == EXIT_FAILED
@@ -308,6 +323,7 @@ def test_restore_refused_while_another_sessions_turn_runs(repo: Path):
     assert tree_state(repo) == during
 
     hook(repo, "Stop")
+    assert cli_ok(repo, "list", "--session", "mine")["runningElsewhere"] is None
     cli_ok(repo, "undo", "--session", "mine")
     assert read(repo, "src/agent.py") == "x = 1\n"  # the turn by hand never made it
     hook(repo, "UserPromptSubmit", "Another task")

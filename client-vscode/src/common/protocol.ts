@@ -79,8 +79,10 @@ export interface Turn {
     progress?: TurnProgress;
 }
 
-/** `snapshot/list`'s `running`: the turn an agent is still working on. */
+/** `snapshot/list`'s `running` and `runningElsewhere`: a turn an agent is still working on. */
 export interface RunningTurn {
+    /** The session the turn belongs to (absent from older servers). */
+    session?: string;
     turn: number;
     id: string;
     harness: string;
@@ -108,6 +110,9 @@ export interface ListResult {
     canRedo: boolean;
     /** Absent from servers older than protocol.md "Turns in progress". */
     running?: RunningTurn | null;
+    /** Another session's turn running in the same work tree: this session's undo and redo
+     * wait for it (absent from older servers). */
+    runningElsewhere?: RunningTurn | null;
     /** The session's rescued versions, newest first (absent from older servers). */
     rescued?: RescuedVersion[];
     sessions: SessionInfo[];

@@ -56,7 +56,7 @@ export class TurnStatusBar {
             this.item.tooltip = summary.tooltip;
         }
         this.item.show();
-        this.followRunning(!!list?.running);
+        this.followRunning(!!list?.running || !!list?.runningElsewhere);
         await executeCommand('setContext', ContextKeys.canUndo, !!list?.canUndo);
         await executeCommand('setContext', ContextKeys.canRedo, !!list?.canRedo);
     }

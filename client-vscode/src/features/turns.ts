@@ -95,6 +95,8 @@ export function statusSummary(list: ListResult | undefined): StatusSummary {
     let text = current ? `↶ turn ${current.turn}` : list.turns.length ? '↶ all undone' : '↶ no turns';
     if (list.running) {
         text = `↶ turn ${list.running.turn} $(sync~spin) running`;
+    } else if (list.runningElsewhere) {
+        text += ' $(sync~spin)'; // another session's agent is at work: the tooltip says which
     }
     if (list.canRedo && redoable > 0) {
         text += ` ↷${redoable}`;
@@ -105,6 +107,14 @@ export function statusSummary(list: ListResult | undefined): StatusSummary {
         lines.push(
             `Turn ${run.turn} is running: ${run.harness} session ${run.harnessSession} changed the work tree ` +
                 `${formatAge(run.lastChangeAt)}. Undo waits until it ends (or ${run.quietPeriod} s pass without a change).`,
+        );
+    }
+    if (list.runningElsewhere) {
+        const run = list.runningElsewhere;
+        lines.push(
+            `Turn ${run.turn} of session "${run.session ?? '?'}" is running in this work tree: ${run.harness} ` +
+                `session ${run.harnessSession} changed it ${formatAge(run.lastChangeAt)}. Undo and redo here wait ` +
+                `until it ends (or ${run.quietPeriod} s pass without a change).`,
         );
     }
     if (current) {

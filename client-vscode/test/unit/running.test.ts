@@ -69,6 +69,28 @@ describe('a running agent turn in the status bar', () => {
         bar.dispose();
     });
 
+    it("shows another session's running turn, which undo and redo here wait for, until it ends", async () => {
+        vi.useFakeTimers();
+        let running = true;
+        const server = fakeServer({
+            'snapshot/list': () =>
+                listOf([turn(1)], { runningElsewhere: running ? { ...RUNNING, session: 'codex:7f' } : null }),
+        });
+        const ctx = makeCtx(server);
+        const bar = new TurnStatusBar(ctx);
+        await bar.update();
+        const item = api.state.statusBarItems[0];
+        expect(item.text).toBe('↶ turn 1 $(sync~spin)');
+        expect(item.tooltip).toContain('Turn 2 of session "codex:7f" is running in this work tree');
+        expect(item.tooltip).toContain('Undo and redo here wait');
+
+        running = false;
+        await vi.advanceTimersByTimeAsync(RUNNING_POLL_MS);
+        expect(item.text).toBe('↶ turn 1');
+        expect(item.tooltip).not.toContain('codex:7f');
+        bar.dispose();
+    });
+
     it('labels running and interrupted turns in pickers', () => {
         expect(turnState(turn(1, { progress: 'running' }))).toBe('active · running');
         expect(turnState(turn(1, { progress: 'interrupted', sealed: true }))).toBe('active · interrupted');

@@ -93,8 +93,9 @@ class Activity:
     def running(self) -> bool:
         return self.seconds_since_change < self.quiet_period
 
-    def to_result(self, turn: TurnRecord) -> RunningTurn:
+    def to_result(self, turn: TurnRecord, session: str) -> RunningTurn:
         return RunningTurn(
+            session=session,
             turn=turn.turn,
             id=turn.id,
             harness=self.harness,
@@ -209,10 +210,11 @@ class TurnProgress:
 
 def annotate_list(
     ctx: Context, timeline: Timeline | None, listed: list[Turn]
-) -> RunningTurn | None:
-    """Sets `progress` on each listed turn; returns the running turn's activity or None."""
+) -> tuple[RunningTurn | None, RunningTurn | None]:
+    """Sets `progress` on each listed turn; returns the session's running turn, and another
+    session's running turn that an undo or redo of this session would wait for (None)."""
     if timeline is None:
-        return None
+        return None, None
     progress = TurnProgress(ctx, timeline)
     running: RunningTurn | None = None
     by_number = {t.turn: t for t in timeline.turns}
@@ -221,8 +223,12 @@ def annotate_list(
         state, activity = progress.of(record)
         item.progress = state
         if state == RUNNING and activity is not None:
-            running = activity.to_result(record)
-    return running
+            running = activity.to_result(record, timeline.session)
+    elsewhere = running_elsewhere(ctx, timeline, progress.known_now) if timeline.turns else None
+    if elsewhere is None:
+        return running, None
+    session, record, activity = elsewhere
+    return running, activity.to_result(record, session)
 
 
 def _seal_now(ctx: Context, turn: TurnRecord, message: str) -> None:
@@ -268,12 +274,24 @@ def _guard_others(
 
     Snapshots hold the whole work tree, so the states a restore writes hold what that
     agent wrote meanwhile, or lack what it is writing now: an undo deleted the file a
-    running Codex turn had just made (two agents in one repository). A turn opened since
-    this session's newest turn began counts; so does an older one whose harness's
-    transcript is still being written (`written_lately`). Any other older one (a
-    conversation killed long ago, never sealed) would look running whenever this
+    running Codex turn had just made (two agents in one repository)."""
+    found = running_elsewhere(ctx, timeline, now)
+    if found is not None:
+        session, turn, activity = found
+        raise TurnRunning(turn, activity, session, operation, elsewhere=True)
+
+
+def running_elsewhere(
+    ctx: Context, timeline: Timeline, now: pygit2.Tree | None = None
+) -> tuple[str, TurnRecord, Activity] | None:
+    """Another session's running turn in the same work tree (its session, turn and
+    activity), which a restore of `timeline`'s turns waits for; None if none runs.
+
+    A turn opened since this session's newest turn began counts; so does an older one
+    whose harness's transcript is still being written (`written_lately`). Any other older
+    one (a conversation killed long ago, never sealed) would look running whenever this
     session's own agent writes, and hold its undo back; sessions never captured since
-    are not even read."""
+    are not even read. `timeline` has turns."""
     since = timeline.turns[-1].created_at
     quiet = ctx.settings.turn_quiet_period
     for header in ctx.store.headers():
@@ -293,11 +311,11 @@ def _guard_others(
         if newest.created_at < since and not written_lately(open_transcript(newest), quiet):
             continue
         progress = TurnProgress(ctx, theirs, now)
-        newest = theirs.active[-1]
         activity = progress.activity(newest)
         now = progress.known_now
         if activity is not None and activity.running:
-            raise TurnRunning(newest, activity, other, operation, elsewhere=True)
+            return other, newest, activity
+    return None
 
 
 def written_lately(path: object, quiet_period: int) -> bool:
