@@ -12,6 +12,8 @@ import pytest
 from helpers import git, loose_objects, read, write
 from turnback.config import Settings
 from turnback.engine import Engine
+from turnback.history import timeline_objects
+from turnback.history.context import RestoreOptions
 from turnback.history.timeline import NewerTimeline, Timeline
 
 
@@ -182,3 +184,31 @@ def test_a_newer_formats_timeline_is_left_alone(repo: Path):
     fresh.prune(keep=0)
     assert fresh.repo.references[ref].target == newer
     assert fresh.capture(session="other", label="elsewhere").number == 1
+
+
+# A save reuses the bucket and group commits of the buckets it did not change (libgit2
+# looks up every parent of a commit it makes): after turns, an undo, a prune and a new
+# turn, the timeline commit's group commits are exactly those a save from nothing makes.
+def test_reused_bucket_commits_are_the_ones_a_full_save_makes(repo: Path):
+    engine = Engine(str(repo), Settings(turns_per_session=1000))
+    for n in range(1, 71):  # three buckets of 32
+        _turn(engine, repo, n)
+    engine.undo(options=RestoreOptions(count=2))
+    _turn(engine, repo, 71)  # drops the redo stack: turns 69 and 70
+    engine.prune(keep=40)  # the first bucket keeps turns 30 and 31 only
+    _turn(engine, repo, 72)  # its save changes the last bucket alone
+    timeline = engine.store.load("default")
+    assert timeline is not None
+    commit = engine.repo.revparse_single(engine.store.ref_name("default"))
+    fresh, _layout = timeline_objects.write(
+        engine.repo,
+        timeline.header_json(timeline_objects.FORMAT),
+        timeline.turns,
+        [r.commit for r in timeline.rescued],
+        "fresh\n",
+        pygit2.Signature("t", "t@localhost", 0, 0),
+        None,
+    )
+    assert commit.parent_ids == engine.repo[fresh].parent_ids
+    groups = [engine.repo[p] for p in commit.parent_ids]
+    assert sum(len(g.parent_ids) for g in groups) == 3  # buckets 0-2: turns 30-68, 71, 72
