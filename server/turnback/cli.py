@@ -380,6 +380,12 @@ def _metadata(text: str | None) -> Any:
         metadata = json.loads(text)
     except ValueError as error:  # not JSON, or an integer past Python's 4,300 digits
         raise InvalidParams("metadata", f"is not valid JSON ({error})") from None
+    except RecursionError:  # nested past the parser's recursion limit: far past the limit
+        from .history.metadata import MAX_METADATA_DEPTH
+
+        raise InvalidParams(
+            "metadata", f"must nest at most {MAX_METADATA_DEPTH} levels deep"
+        ) from None
     if not isinstance(metadata, dict):
         raise InvalidParams("metadata", "must be a JSON object")
     return metadata

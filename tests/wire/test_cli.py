@@ -238,11 +238,17 @@ def test_concurrent_cli_captures(repo: Path):
 
 
 # Ensures --metadata that is not a JSON object is a usage error (exit 2) naming metadata.
-@pytest.mark.parametrize("metadata", ["{bad", "[1, 2]", '"text"'])
+# Nested past the JSON parser's recursion limit it is the same usage error as 65 levels,
+# not an internal error (exit 3) with nothing on stdout under --json.
+@pytest.mark.parametrize(
+    "metadata", ["{bad", "[1, 2]", '"text"', '{"a": ' + "[" * 5000 + "]" * 5000 + "}"]
+)
 def test_cli_bad_metadata_exits_2(repo: Path, metadata: str):
     done = run_cli(repo, "capture", "--metadata", metadata)
     assert done.returncode == EXIT_USAGE
-    assert "metadata" in done.stderr
+    assert "metadata" in done.stderr and "internal error" not in done.stderr
+    error = json.loads(run_cli(repo, "capture", "--json", "--metadata", metadata).stdout)
+    assert error["error"]["data"]["field"] == "metadata"
     assert cli_json(repo, "list")["turns"] == []
 
 
