@@ -292,9 +292,10 @@ class Engine:
             timeline = self._timeline_to_capture_into(name)
             if phase == "after" and not timeline.active:
                 raise NoOpenTurn(name)
-            if phase == "after" and turn is None and timeline.undone:
+            if phase == "after" and timeline.undone:
                 # The late "after" of a turn the user undid: sealing the older turn in its
-                # place took the user's edits since into it, for its undo to delete.
+                # place took the user's edits since into it, for its undo to delete; so
+                # did one naming that older turn (sealed long before: sealed again).
                 raise NoOpenTurn(name, undone_turn=timeline.undone[-1].turn)
             if phase == "after" and turn is not None:
                 # Seal only the turn the caller opened (a hook), never an older one that

@@ -303,6 +303,11 @@ def test_cli_late_after_capture_seals_no_older_turn(repo: Path):
     assert late.returncode == EXIT_FAILED
     error = json.loads(late.stdout)["error"]
     assert error["data"]["reason"] == "noOpenTurn" and "Turn 2" in error["message"]
+    # Naming turn A (sealed long before, the newest active now) seals it no more: sealed
+    # again, it took mine.txt in, and its undo deleted it with no conflict.
+    named_older = run_cli(repo, "capture", "--phase", "after", "--turn", "1", "--json")
+    error = json.loads(named_older.stdout)["error"]
+    assert error["data"]["reason"] == "noOpenTurn" and "Turn 2" in error["message"]
     cli_json(repo, "undo")  # turn A: mine.txt was never part of it
     assert read(repo, "mine.txt") == "the user's\n"
     assert not (repo / "a.txt").exists()
