@@ -474,3 +474,23 @@ def test_recovery_leaves_what_the_users_git_wrote_after_the_crash(tmp_path: Path
     assert {p: state[p] for p in mine} == mine
     assert state["new/x.txt"] == after["new/x.txt"]  # what the undo did is rolled back
     recover(repo)
+
+
+# Ensures recovery leaves what the user did after an undo killed right after its journal,
+# before it wrote any file: the ledger was made only with the first write, so recovery
+# judged by content alone and undid the user's `git checkout` and `rm` (the agent's a.txt
+# and new/x.txt came back).
+def test_recovery_leaves_what_the_user_did_after_an_undo_killed_before_any_write(
+    tmp_path: Path,
+):
+    repo, _before, after = scenario(tmp_path / "repo")
+    assert killed_at(repo, 1, "undo")
+    assert tree_state(repo) == after  # nothing written yet
+    git(repo, "checkout", "--", "a.txt")
+    (repo / "new/x.txt").unlink()
+    mine = tree_state(repo)
+
+    done = run_cli(repo, "list")
+    assert done.returncode == 0, done.stderr
+    assert tree_state(repo) == mine
+    recover(repo)

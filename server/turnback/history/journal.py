@@ -14,6 +14,7 @@ since the crash matches neither state and is left as it is (restore.roll_back).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +47,10 @@ class Journal:
         self.repo = repo
         self.ref = f"{ref_prefix}/journal"
 
-    def begin(self, intent: Intent) -> str:
+    def begin(self, intent: Intent, before_ref: Callable[[str], None] | None = None) -> str:
+        """Writes the intent and points the journal's ref at it: from then on, a crash is
+        recovered. `before_ref` gets the journal's id before the ref is written (the
+        restore's ledger is made then, so a recovery always finds one)."""
         data = {
             "operation": intent.operation,
             "session": intent.session,
@@ -62,6 +66,8 @@ class Journal:
         sig = signature()
         message = f"turnback journal: {intent.operation}\n"
         commit = write_commit(self.repo, sig, sig, message, written(builder.write), parents)
+        if before_ref is not None:
+            before_ref(str(commit))
         set_ref(self.repo, self.ref, commit, "journal begin")
         intent.id = str(commit)
         return intent.id

@@ -60,6 +60,7 @@ from .plan import (
     make_plan,
 )
 from .repositories import REPOSITORY_CREATED, is_held, repository_notes
+from .workwriter import WorkWriter
 
 __all__ = ["RestoreOptions", "Restorer"]
 
@@ -203,7 +204,17 @@ class Restorer:
         prepared = ctx.store.prepare(timeline)
         before = ctx.store.ref_target(timeline.session)
         intent = Intent(operation, timeline.session, plan.writes, saved_commit, before, prepared)
-        writer = recovery.writer(ctx, ctx.journal.begin(intent))
+        writers: list[WorkWriter] = []
+
+        def start_ledger(journal_id: str) -> None:
+            # Before the journal's ref: a crash right after it finds a ledger that says
+            # nothing was written yet, and rolls back nothing (the user's `git checkout`
+            # after such a crash was undone by a rollback judging by content alone).
+            writers.append(recovery.writer(ctx, journal_id))
+            writers[0].start_ledger()
+
+        ctx.journal.begin(intent, start_ledger)
+        writer = writers[0]
         saved = ctx.repo[snap.tree]
         try:
             left = apply_plan(

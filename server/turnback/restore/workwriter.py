@@ -88,6 +88,22 @@ class WorkWriter:
         self.ledger_path = staging / f"ledger-{tag}.jsonl"
         self._ledger_fd: int | None = None
 
+    def start_ledger(self) -> None:
+        """Makes the ledger, empty, before the restore's journal exists: a recovery that
+        finds it empty knows nothing was written. Where it cannot be made, recovery judges
+        every path by its content, as before ledgers."""
+        try:
+            self._open_ledger()
+        except OSError:
+            self._set_ledger_aside()
+            self.ledger = None
+
+    def _open_ledger(self) -> None:
+        if self._ledger_fd is None:
+            self.staging.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+            self._ledger_fd = os.open(self.ledger_path, flags, 0o600)
+
     def _note(self, path: str, state: object) -> None:
         """Records in the ledger what the restore is about to do, or did, at `path`: a
         recovery rolls back only what it finds there, as the restore left it, so a user's
@@ -97,10 +113,7 @@ class WorkWriter:
             return
         self.ledger[path] = state
         try:
-            if self._ledger_fd is None:
-                self.staging.mkdir(parents=True, exist_ok=True)
-                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-                self._ledger_fd = os.open(self.ledger_path, flags, 0o600)
+            self._open_ledger()
             line = json.dumps([path, state if state is ATTEMPTED else _stamp_json(state)])
             os.write(self._ledger_fd, line.encode() + b"\n")
         except OSError:
