@@ -120,14 +120,16 @@ class NoOpenTurn(RequestFailed):
         not_newest: object = None,
         exists: bool = True,
     ) -> None:
+        # An id is quoted: the string "1" names no turn number 1 (as undo says too).
+        named = f"'{not_newest}'" if isinstance(not_newest, str) else str(not_newest)
         if not_newest is not None and not exists:
             message = (
-                f"No turn {not_newest} in session '{session}' (never made, or undone and "
+                f"No turn {named} in session '{session}' (never made, or undone and "
                 "dropped when a later turn began). Nothing was recorded."
             )
         elif not_newest is not None:
             message = (
-                f"Turn {not_newest} is not the newest active turn of session '{session}' "
+                f"Turn {named} is not the newest active turn of session '{session}' "
                 "(it was undone, or a later turn began): only the newest is sealed by an "
                 '"after" capture. Nothing was recorded.'
             )

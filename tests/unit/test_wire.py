@@ -55,6 +55,9 @@ def test_reasons_map_to_the_documented_codes():
     assert (error_code(Cancelled()), error_data(Cancelled())) == (-32800, None)
     assert (error_code(TurnbackError("bug")), error_data(TurnbackError("bug"))) == (-32603, None)
     assert error_to_wire(NoOpenTurn("s"))["data"] == {"reason": "noOpenTurn", "session": "s"}
+    # A turn named by an id is quoted: "No turn 1" read as turn number 1, which existed.
+    assert "No turn '1' in session" in NoOpenTurn("s", not_newest="1", exists=False).message
+    assert "No turn 7 in session" in NoOpenTurn("s", not_newest=7, exists=False).message
     assert error_code(Conflict(["a"], "undo")) == -32803
     assert error_data(RequestFailed("no state")) == {"reason": "failed"}
 

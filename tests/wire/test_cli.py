@@ -110,12 +110,16 @@ def test_cli_bad_count_exits_2(repo: Path, command: str):
     assert error["code"] == -32602 and "count" in error["message"]
 
 
-# Ensures "Nothing to undo" is a normal outcome: exit 0 with that message.
+# Ensures "Nothing to undo" is a normal outcome: exit 0 with that message; a dry run says
+# it was one there too (it said dryRun false, as if the undo had run).
 def test_cli_nothing_to_undo_exits_0(repo: Path):
     done = run_cli(repo, "undo")
     assert done.returncode == EXIT_OK
     assert "Nothing to undo" in done.stdout
     assert cli_json(repo, "undo")["turnsUndone"] == 0
+    assert cli_json(repo, "undo", "--dry-run")["dryRun"] is True
+    assert cli_json(repo, "redo", "--dry-run")["dryRun"] is True
+    assert cli_json(repo, "redo")["dryRun"] is False
 
 
 # Ensures an undo that would overwrite later user edits exits 1 naming the file, changing nothing.

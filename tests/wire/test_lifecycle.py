@@ -19,6 +19,7 @@ from helpers import cli_json, git, read, write  # noqa: E402
 
 SERVER_NOT_INITIALIZED = -32002
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 
 
 def _initialize_params(root: Path) -> dict:
@@ -53,6 +54,36 @@ def test_request_before_initialize_is_server_not_initialized(raw: RawServer, rep
     assert "capabilities" in answer["result"]
     raw.notify("initialized", {})
     assert "turns" in raw.request("snapshot/list", {})["result"]
+
+
+# Ensures every request gets an answer (found by a helper's audit of protocol.md): a
+# notification's method sent with an id is InvalidRequest (pygls ran it and dropped the id:
+# the client waited forever); an integer past Python's 4,300 digits is InvalidParams for
+# its request (it was a ParseError with id null); and a custom method sent without an id
+# is not run (a capture recorded a turn nobody was told of).
+def test_every_request_is_answered_and_custom_notifications_do_nothing(raw: RawServer, repo: Path):
+    assert "result" in raw.request("initialize", _initialize_params(repo), timeout=60)
+    document = {"textDocument": {"uri": (repo / "README.md").as_uri()}}
+    for method, params in (
+        ("initialized", {}),
+        ("textDocument/didClose", document),
+        ("$/setTrace", {"value": "off"}),
+    ):
+        answer = raw.request(method, params, timeout=30)
+        assert answer["error"]["code"] == INVALID_REQUEST, answer
+        assert "notification" in answer["error"]["message"]
+    msg_id = raw.next_id()
+    raw.send(
+        raw.frame(
+            b'{"jsonrpc": "2.0", "id": %d, "method": "snapshot/list", "params": {"limit": %s}}'
+            % (msg_id, b"9" * 5000)
+        )
+    )
+    answer = raw.wait_response(msg_id, 30)
+    assert answer is not None and answer["error"]["code"] == INVALID_PARAMS, answer
+    assert answer["error"]["data"] == {"field": "limit"}
+    raw.notify("snapshot/capture", {"label": "sent as a notification"})
+    assert raw.request("snapshot/list", {})["result"]["turns"] == []
 
 
 # Ensures a second `initialize` is refused (InvalidRequest), not answered again, and the

@@ -30,7 +30,7 @@ from pygls.exceptions import (
     JsonRpcServerNotInitialized,
 )
 from pygls.protocol import lsp_method
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
 from .pygls_internals import (
     CancelHook,
@@ -97,7 +97,10 @@ class TurnbackProtocol(CancelHook):
                 return JsonRPCRequestMessage(
                     id=msg_id, method=method, jsonrpc="2.0", params=data.get("params")
                 )
-            return JsonRPCNotification(method=method, jsonrpc="2.0", params=data.get("params"))
+            # Every custom method is a request: run as a notification, an undo had nobody
+            # to answer, and its error reached the user as an internal class name.
+            logger.warning("%s sent as a notification (no id): ignored, it is a request", method)
+            return None
         try:
             structured = super().structure_message(data)
         except JsonRpcException as error:
@@ -108,6 +111,11 @@ class TurnbackProtocol(CancelHook):
                 logger.warning("%s: %r", message, data.get("params"))
                 reply = error.__class__(message=message)
                 send_error(self, msg_id, reply)
+            return None
+        if "id" in data and method is not None and getattr(structured, "id", None) is None:
+            # A notification's method sent with an id: pygls ran it and dropped the id, so
+            # the client waited for an answer forever.
+            self._reject(msg_id, f"{method} is a notification: it is sent without an id")
             return None
         if "id" in data and method == types.INITIALIZE:
             self.initialize_received = True  # only once its params were readable

@@ -49,9 +49,18 @@ async def read_messages(
                 _dispatch(server, item)
 
 
+def _number(text: str) -> int | float:
+    """A JSON integer; one past Python's 4,300-digit limit is taken as infinite (its
+    parameter's check then names it), not as a body that is not JSON (id null: the
+    client's request was never answered)."""
+    if len(text.lstrip("-")) <= 4300:
+        return int(text)
+    return float("-inf") if text.startswith("-") else float("inf")
+
+
 def _dispatch(server: LanguageServer, body: bytes) -> None:
     try:
-        message = json.loads(body)
+        message = json.loads(body, parse_int=_number)
     except (ValueError, RecursionError) as error:  # bad JSON, bad UTF-8, absurd nesting
         _reply_error(server, PARSE_ERROR, f"the message body is not JSON: {error}")
         return

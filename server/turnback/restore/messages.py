@@ -33,8 +33,9 @@ def failure_state(failed: RestoreError) -> str:
     return state
 
 
-def nothing(operation: str, message: str) -> RestoreResult:
-    return RestoreResult(operation, 0, [], [], [], message, dry_run=False)
+def nothing(operation: str, message: str, dry_run: bool) -> RestoreResult:
+    """A restore with nothing to do; a dry run says it was one, as every dry run does."""
+    return RestoreResult(operation, 0, [], [], [], message, dry_run=dry_run)
 
 
 #: A label longer than this is cut in a message (a prompt's first line can be long).

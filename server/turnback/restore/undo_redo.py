@@ -293,7 +293,7 @@ class Restorer:
         if timeline is not None and options.turn is not None and not timeline.active:
             undo_batch(self.ctx, timeline, options)  # a named turn that is not active: -32602
         if not timeline or not timeline.active:
-            return nothing("undo", "Nothing to undo")
+            return nothing("undo", "Nothing to undo", options.dry_run)
         batch = undo_batch(self.ctx, timeline, options)
         oldest, newest = batch[0], batch[-1]
         end = self.ctx.end_tree(timeline, newest)
@@ -397,7 +397,7 @@ class Restorer:
         if timeline is not None and options.turn is not None and not timeline.undone:
             redo_turns(self.ctx, timeline, options)  # a named turn that is not undone: -32602
         if not timeline or not timeline.undone:
-            return nothing("redo", "Nothing to redo")
+            return nothing("redo", "Nothing to redo", options.dry_run)
         turns = redo_turns(self.ctx, timeline, options)
         steps = [redo_step(self.ctx, timeline, turn) for turn in turns]
         touched = set().union(*(set(step.paths) for step in steps))
