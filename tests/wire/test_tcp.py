@@ -67,6 +67,12 @@ def test_serve_over_tcp(repo: Path):
             )
             turn = _receive(conn, buffer, 2)["result"]
             assert (turn["turn"], turn["label"]) == (1, "over tcp")
+            # A second connection (a port probe, another editor) is closed at once: it took
+            # the first one's answers, and its closing ended the server.
+            with socket.create_connection(("127.0.0.1", port), timeout=20) as probe:
+                assert probe.recv(65536) == b""  # closed by the server
+            _send(conn, {"jsonrpc": "2.0", "id": 4, "method": "snapshot/list", "params": {}})
+            assert _receive(conn, buffer, 4)["result"]["turns"][0]["label"] == "over tcp"
             # `shutdown` then `exit` end the server, quietly (no traceback on stderr).
             _send(conn, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
             assert _receive(conn, buffer, 3)["result"] is None

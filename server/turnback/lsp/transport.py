@@ -215,8 +215,16 @@ def start_tcp(server: LanguageServer, host: str, port: int) -> None:
     """pygls's `start_tcp` with turnback's reader."""
     stop = new_stop_event(server)
     ending: list[asyncio.Event] = []  # set by a stop signal, or by `exit`
+    client: list[asyncio.StreamWriter] = []  # the one connection served
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if client:
+            # One server, one client, as over stdio: a second connection (another editor,
+            # a port probe) took the first one's answers, and ended the server on closing.
+            logger.warning("Refused a second connection: this server has its client")
+            writer.close()
+            return
+        client.append(writer)
         server.protocol.set_writer(writer)  # type: ignore[arg-type]
         try:
             with contextlib.suppress(asyncio.CancelledError):  # (a stop signal)
