@@ -515,10 +515,23 @@ def main(argv: list[str] | None = None) -> int:
         # ends with (a traceback, or a failing exit for a turn that was recorded).
         _ignore_interrupts()
     except KeyboardInterrupt:
-        # What was under way is whole again (a restore rolls back) or recovered next time.
+        # What was under way is whole again (a restore rolls back) or recovered next time,
+        # unless it passed its commit point: then it is done, and saying "interrupted" alone
+        # made a user run the undo again, undoing a second turn.
+        _ignore_interrupts()
+        from .history import commitpoint
+
+        done = commitpoint.landed()
         with contextlib.suppress(OSError):
-            print("turnback: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+            if done is None:
+                print("turnback: interrupted", file=sys.stderr)
+            else:
+                print(
+                    f"turnback: interrupted once the {done} was done: it stands "
+                    "(`turnback list` shows it)",
+                    file=sys.stderr,
+                )
+        return EXIT_INTERRUPTED if done is None else EXIT_OK
     except TurnbackError as error:
         if args.json:
             from .wire import error_to_wire

@@ -130,6 +130,63 @@ def test_undo_interrupted_midway_rolls_back_at_once(tmp_path: Path, name: str):
     assert recover(repo)["turns"][0]["state"] == "active"
 
 
+# Ensures an interrupt at every step of an undo leaves it either rolled back and said to be
+# interrupted, or done and said to be done: one after its commit point said "interrupted"
+# alone (exit 130) with the undo made, and a user who ran it again undid a second turn.
+def test_an_interrupt_after_the_commit_point_says_the_undo_was_done(tmp_path: Path):
+    said_done = 0
+    for step in range(1, 30):
+        repo, before, after = scenario(tmp_path / f"repo{step}")
+        done = subprocess.run(
+            [sys.executable, "-m", "turnback", "undo"],
+            cwd=repo,
+            env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": str(step), "TURNBACK_FAULT_SIGNAL": "INT"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        listing = recover(repo)
+        if done.returncode == 0:
+            assert tree_state(repo) == before and listing["turns"][0]["state"] == "undone"
+            if "interrupted" not in done.stderr:
+                break  # the undo ended before this step: every step was tried
+            said_done += "interrupted once the undo was done: it stands" in done.stderr
+        else:
+            assert "Traceback" not in done.stderr and "was done" not in done.stderr
+            assert tree_state(repo) == after and listing["turns"][0]["state"] == "active"
+    assert said_done >= 1
+
+
+# Ensures the same of a capture: interrupted after its commit point, the turn is recorded
+# and the command says so (exit 0); before it, nothing is recorded (exit 130).
+def test_an_interrupt_after_the_commit_point_says_the_capture_was_done(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", FILES)
+    said_done = 0
+    for step in range(1, 30):
+        turns = len(cli_json(repo, "list")["turns"])
+        write(repo, "a.txt", f"step {step}\n")  # each capture writes as many steps
+        done = subprocess.run(
+            [sys.executable, "-m", "turnback", "capture", "--label", f"step {step}"],
+            cwd=repo,
+            env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": str(step), "TURNBACK_FAULT_SIGNAL": "INT"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        now = len(recover(repo)["turns"])
+        assert "Traceback" not in done.stderr
+        if done.returncode == 0:
+            assert now == turns + 1
+            if "interrupted" not in done.stderr:
+                break
+            said_done += "interrupted once the capture was done: it stands" in done.stderr
+        else:
+            assert (done.returncode, now) == (130, turns), done.stderr
+    assert said_done >= 1
+
+
 # Ensures `nohup turnback undo` (SIGHUP ignored by the parent) finishes when the terminal
 # closes: the CLI's own handler replaced the ignore and rolled the undo back.
 def test_undo_under_nohup_finishes_on_a_hangup(tmp_path: Path):

@@ -19,6 +19,7 @@ from ..core.repository import WorkspaceRepo
 from ..core.treeops import Entry, entry_at, is_dir_in
 from ..core.worktree import holds_repository
 from ..errors import Busy, Conflict, RestoreFailed, StorageFailed
+from ..history import commitpoint
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
 from ..history.timeline import (
@@ -237,6 +238,7 @@ class Restorer:
             untouched = set(left)
             plan.actions = [a for a in plan.actions if a.path not in untouched]
         make_durable(writer.touched)
+        commitpoint.reaching(operation, lambda: ctx.store.ref_target(timeline.session) == prepared)
         try:
             ctx.store.commit(timeline.session, prepared)
         except (Busy, StorageFailed):
