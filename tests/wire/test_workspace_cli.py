@@ -201,6 +201,24 @@ def test_git_init_at_the_top_of_a_plain_folder_keeps_its_turns(tmp_path: Path):
     assert (folder / ".git").is_dir()  # the agent's repository is left as it is
 
 
+# Ensures a command run in a subfolder of a plain folder acts on the folder's turns, as in a
+# git work tree: `turnback undo` from `src/` said "Nothing to undo", left the agent's edit,
+# and made an empty shadow of `src/` of its own.
+def test_a_plain_folders_turns_from_a_subfolder(tmp_path: Path):
+    folder = tmp_path / "project"
+    write(folder, "src/app.py", "print(1)\n")
+    cli_json(folder, "capture", "--label", "agent")
+    write(folder, "src/app.py", "print('agent')\n")
+    cli_json(folder, "capture", "--phase", "after")
+    src = folder / "src"
+    assert [t["label"] for t in cli_json(src, "list")["turns"]] == ["agent"]
+    undone = cli_json(src, "undo")
+    assert [f["path"] for f in undone["files"]] == ["src/app.py"]
+    assert read(folder, "src/app.py") == "print(1)\n"
+    shadows = (Path(SERVER_ENV["TURNBACK_DATA_DIR"]) / "shadows").glob("src-*")
+    assert not [s for s in shadows if (s / "workdir").read_text().strip() == str(src)]
+
+
 # Ensures a repository that holds turns of its own is not hidden by a shadow that held the
 # folder's turns before its `git init`: an older turnback recorded the repository's turns
 # in `.git`, and after the upgrade `list` showed only the plain folder's turn and `undo`

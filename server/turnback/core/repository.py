@@ -318,4 +318,16 @@ def open_workspace(folder: str | os.PathLike[str]) -> WorkspaceRepo:
     if path == Path(path.anchor):
         # The whole file system (/proc, /sys, every user's files) is no project folder.
         raise NoWorkspace(f"The file system root {path} cannot be a workspace; open a project")
-    return _shadow_repo(path)
+    return _shadow_repo(_plain_folder_root(path))
+
+
+def _plain_folder_root(path: Path) -> Path:
+    """The plain folder `path` belongs to: the nearest of it and the folders above it whose
+    shadow holds turns, as git finds a work tree from any folder in it (`turnback undo`
+    run in `src/` said "Nothing to undo" and made an empty shadow of its own); else `path`."""
+    for folder in (path, *path.parents):
+        if folder == Path(folder.anchor):
+            break
+        if _shadow_holds_turns(folder):
+            return folder
+    return path
