@@ -315,6 +315,8 @@ class RawServer:
         self.unparsable: list[bytes] = []
         #: Requests from the server left unanswered (a client that never answers them).
         self.unanswered: set[str] = set()
+        #: Requests from the server answered with this error object instead of null.
+        self.refused: dict[str, dict] = {}
         self._cond = threading.Condition()
         self._ids = 1000
         self.stderr_tail: list[bytes] = []
@@ -361,7 +363,10 @@ class RawServer:
                 self.unparsable.append(body)
                 continue
             asked = isinstance(message, dict) and "method" in message and "id" in message
-            if asked and message["method"] not in self.unanswered:
+            if asked and message["method"] in self.refused:
+                error = self.refused[message["method"]]
+                self.write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            elif asked and message["method"] not in self.unanswered:
                 self.write({"jsonrpc": "2.0", "id": message["id"], "result": None})
             with self._cond:
                 self.received.append(message)

@@ -235,6 +235,28 @@ def test_revert_hunk_answered_when_the_editor_answers_null(repo: Path):
             raw.proc.kill()
 
 
+# Ensures an editor that answers workspace/applyEdit with an error makes "Revert hunk" answer
+# `applied: false` with the editor's words: the command passed the editor's error on as its
+# own (-32601 "Unhandled method" from the server, or -32603, which protocol.md keeps for bugs).
+@pytest.mark.parametrize("code", [-32601, -32603])
+def test_revert_hunk_when_the_editor_answers_an_error(repo: Path, code: int):
+    write(repo, "src/app.py", "one\ntwo\n")
+    cli_json(repo, "capture", "--label", "turn")
+    write(repo, "src/app.py", "one\nagent\n")
+    raw = RawServer(repo, capabilities={"workspace": {"applyEdit": True}})
+    raw.refused["workspace/applyEdit"] = {"code": code, "message": "the editor failed"}
+    try:
+        command = _revert_hunk_lens(raw, repo)
+        answer = raw.request("workspace/executeCommand", command, timeout=30)
+        assert answer.get("result") == {
+            "applied": False,
+            "message": "The editor refused the edit: the editor failed",
+        }, answer
+    finally:
+        if raw.alive():
+            raw.proc.kill()
+
+
 # Ensures "Revert hunk" for a client that does not take workspace edits answers at once that
 # it cannot, instead of sending workspace/applyEdit anyway (a client that never answers it
 # hung the command; one that answers MethodNotFound passed the error on).

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from ..core.fileuri import to_fs_path
 from ..diff.turndiff import relative_path
@@ -369,6 +370,8 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         )
     except asyncio.TimeoutError:  # (not the built-in one before Python 3.11)
         return {"applied": False, "message": "The editor gave no answer to the edit it could read"}
+    except JsonRpcException as refused:  # the editor's error is its answer, not this command's
+        return {"applied": False, "message": f"The editor refused the edit: {refused.message}"}
     return {
         "applied": applied.applied,
         "message": "Reverted the hunk"
