@@ -127,6 +127,26 @@ async def test_diff_names_a_mode_change(client, repo: Path):
     assert changed["diff"] == "" and changed["hunks"] == []
 
 
+# Ensures a file replaced by a symlink is one entry naming both modes, as protocol.md and
+# git's "T" have it: it was listed twice under one path (deleted, then added), and a client
+# keying files by path saw one of them.
+async def test_diff_of_a_file_replaced_by_a_symlink_is_one_entry(client, repo: Path):
+    await call(client, "snapshot/capture", {"label": "t1"})
+    (repo / "src/app.py").unlink()
+    os.symlink("../README.md", repo / "src/app.py")
+    [changed] = (await call(client, "snapshot/diff", {}))["files"]
+    assert (changed["path"], changed["status"], changed["oldMode"], changed["newMode"]) == (
+        "src/app.py",
+        "modified",
+        "100644",
+        "120000",
+    )
+    listed = await call(client, "snapshot/list", {"includeFiles": True})
+    assert listed["turns"][0]["files"] == [
+        {"path": "src/app.py", "oldPath": None, "status": "modified"}
+    ]
+
+
 # Ensures a binary file is flagged binary with no hunks and no diff text, also one over
 # the diff's size limit (its first 8,000 bytes decide, as git's do).
 async def test_diff_binary_file_has_no_hunks(client, repo: Path):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pygit2
-from pygit2.enums import DeltaStatus, FileMode
+from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
 from ..core import treeops
 from ..core.displayread import read_for_display
@@ -93,9 +93,9 @@ class Delta(NamedTuple):
 
 #: Modes of the files the walk reports itself: regular, executable, symlink.
 _FILE_MODES = {b"100644", b"100755", b"120000"}
-_REGULAR = {b"100644", b"100755"}
 #: The id and mode libgit2 gives the side a file is absent from.
 _NO_ID = pygit2.Oid(raw=bytes(20))
+_REGULAR = {b"100644", b"100755"}
 
 
 def turn_deltas(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> list[Delta]:
@@ -126,7 +126,7 @@ def _walked_delta(path: str, was: treeops.Side, now: treeops.Side) -> Delta | No
         return None
     if was is not None and now is not None:
         if was[0] != now[0] and not (was[0] in _REGULAR and now[0] in _REGULAR):
-            return None  # a file become a symlink or back: libgit2 deletes and adds it
+            return None  # a file become a symlink or back: libgit2's typechange
         return Delta(
             "modified",
             path,
@@ -146,7 +146,13 @@ def _walked_delta(path: str, was: treeops.Side, now: treeops.Side) -> Delta | No
 def libgit2_deltas(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
 ) -> list[Delta]:
-    diff = new.diff_to_tree(swap=True) if old is None else repo.diff(old, new)
+    # A change of kind (a file become a symlink or a submodule) is one delta, as git
+    # diffs it: split into a deletion and an addition, the path was listed twice.
+    typechange = DiffOption.INCLUDE_TYPECHANGE
+    if old is None:
+        diff = new.diff_to_tree(swap=True, flags=typechange)
+    else:
+        diff = repo.diff(old, new, flags=typechange)
     diff.find_similar()
     deltas = []
     for delta in diff.deltas:
