@@ -148,7 +148,7 @@ class Engine:
     # ---- helpers -------------------------------------------------------------------------
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, cancelled: CancelCheck | None = None) -> Iterator[None]:
         """The repository lock and its member repositories' (so a session on one of them
         is serialised with this one), with any operation a crash interrupted recovered.
         An object missing from the repository is a clear refusal, not an internal error: a
@@ -157,7 +157,7 @@ class Engine:
         self._check_still_there()
         with ExitStack() as locks:
             for lock_path in self.scanner.lock_paths():  # the root's among them
-                locks.enter_context(repository_lock(lock_path))
+                locks.enter_context(repository_lock(lock_path, cancelled=cancelled))
             self.scanner.release_deleted_packs()
             if not self._worktree_claimed:
                 if claim_refs(self.ws):
@@ -287,7 +287,7 @@ class Engine:
     ) -> Turn:
         """A new turn ("before"), or the newest active turn sealed ("after")."""
         _check_capture(phase, label, turn, metadata)
-        with self._watch_setup.capture(), self._locked():
+        with self._watch_setup.capture(), self._locked(cancelled):
             name = self.resolve_session(session)
             timeline = self._timeline_to_capture_into(name)
             if phase == "after" and not timeline.active:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -502,6 +504,31 @@ async def test_cancelled_capture_is_all_or_nothing(client, repo: Path):
     fresh = await call(client, "snapshot/capture", {"label": "after cancels"})
     assert fresh["turn"] == sum(outcomes) + 1
     assert (await call(client, "snapshot/list", {}))["turns"][0]["id"] == fresh["id"]
+
+
+# Ensures a capture waiting for the repository's lock, which another process holds (a long
+# CLI undo), is cancelled at once: it waited the lock's whole 30 s, then answered busy.
+async def test_a_capture_waiting_for_the_lock_is_cancelled_at_once(client, repo: Path):
+    await call(client, "snapshot/capture", {"label": "makes the lock file"})
+    lock = repo / ".git" / "turnback" / "lock"
+    holder = subprocess.Popen(["flock", "-o", str(lock), "sleep", "60"])  # -o: sleep holds none
+    try:
+        await asyncio.sleep(0.5)  # flock holds it
+        future = client.protocol.send_request(
+            "snapshot/capture", {"label": "blocked"}, msg_id="waits"
+        )
+        await asyncio.sleep(1)
+        started = time.monotonic()
+        # Raw: pygls's client cancels its own future on sending the cancel (no answer read).
+        send_raw_notification(client.protocol, types.CANCEL_REQUEST, {"id": "waits"})
+        with pytest.raises(JsonRpcException) as cancelled:
+            await asyncio.wait_for(asyncio.wrap_future(future), TIMEOUT)
+        assert cancelled.value.code == REQUEST_CANCELLED
+        assert time.monotonic() - started < 10
+    finally:
+        holder.kill()
+        holder.wait()
+    assert len((await call(client, "snapshot/list", {}))["turns"]) == 1
 
 
 # Ensures the Cancel button of a capture's progress (`window/workDoneProgress/cancel`, sent

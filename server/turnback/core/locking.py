@@ -18,14 +18,16 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import Busy
+from ..errors import Busy, Cancelled
 
 #: Long enough for another process's restore of thousands of files, short enough to answer.
 DEFAULT_LOCK_TIMEOUT = 30.0
+#: How often a lock another holds is tried again (and a cancel asked for).
+_POLL = 0.02
 
 try:
     import fcntl
@@ -66,11 +68,21 @@ def _thread_lock(path: Path) -> threading.Lock:
 
 
 @contextmanager
-def repository_lock(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
-    """Holds the lock file at `path` exclusively, or raises Busy after `timeout` seconds."""
+def repository_lock(
+    path: Path,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+    cancelled: Callable[[], bool] | None = None,
+) -> Iterator[None]:
+    """Holds the lock file at `path` exclusively, or raises Busy after `timeout` seconds,
+    or Cancelled as soon as `cancelled` says so while waiting (a capture the user
+    cancelled waited the whole 30 s for another process, then answered busy)."""
     local = _thread_lock(path)
-    if not local.acquire(timeout=timeout):
-        raise Busy(f"Another operation on this repository is still running ({path})")
+    deadline = time.monotonic() + timeout
+    while not local.acquire(timeout=_POLL if cancelled is not None else timeout):
+        if cancelled is None or time.monotonic() > deadline:
+            raise Busy(f"Another operation on this repository is still running ({path})")
+        if cancelled():
+            raise Cancelled()
     try:
         fd = _open_lock_file(path)
         if fd is None:
@@ -84,7 +96,9 @@ def repository_lock(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterat
                         "Another turnback process has held this repository's lock for "
                         f"{timeout:.0f} s ({path})"
                     )
-                time.sleep(0.02)
+                if cancelled is not None and cancelled():
+                    raise Cancelled()
+                time.sleep(_POLL)
             try:
                 yield
             finally:
