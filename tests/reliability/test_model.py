@@ -919,6 +919,8 @@ class TurnbackMachine(RuleBasedStateMachine):
             turns[-1].replaced = now
         else:
             for turn in turns:
+                if turn.after is None and turn is session.turns[-1]:
+                    turn.after = turn.replaced  # an open turn ends at what its redo put back
                 turn.state = "active"
                 turn.replaced = None
                 turn.batch = None

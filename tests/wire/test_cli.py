@@ -291,6 +291,23 @@ def test_cli_output_that_cannot_be_written(repo: Path, output: str):
     assert read(repo, "src/app.py") == "print('v1')\n"
 
 
+# Ensures a file the user makes while an open turn (captured by hand, never sealed) is
+# undone stays through a redo and a second undo: the open turn ended "now", so the second
+# undo took the file for the turn's and deleted it (gone once a capture dropped the redo).
+def test_a_file_made_while_an_open_turn_is_undone_survives_redo_and_undo(repo: Path):
+    cli_json(repo, "capture", "--label", "by hand")
+    write(repo, "agent.txt", "the agent's\n")
+    cli_json(repo, "undo")
+    write(repo, "notes.txt", "the user's, made while the turn was undone\n")
+    cli_json(repo, "redo")
+    assert read(repo, "agent.txt") == "the agent's\n"
+    undone = cli_json(repo, "undo")
+    assert [f["path"] for f in undone["files"]] == ["agent.txt"]
+    assert read(repo, "notes.txt") == "the user's, made while the turn was undone\n"
+    cli_json(repo, "capture", "--label", "next")  # drops the redo stack
+    assert read(repo, "notes.txt") == "the user's, made while the turn was undone\n"
+
+
 # Ensures a late "after" capture, for a turn the user undid meanwhile, seals no older turn
 # in its place (it took the user's new file into that turn, for its undo to delete), and
 # that `capture --turn` seals only the turn it names.

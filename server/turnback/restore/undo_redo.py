@@ -419,6 +419,12 @@ class Restorer:
         if not options.dry_run:
             restored_at = now_rfc3339()
             for turn in turns:
+                if turn.after is None and timeline.next_after(turn) is None:
+                    # An open turn (captured by hand, never sealed) ends here now, at what
+                    # the redo brings back: it ended "now", so a file the user made while it
+                    # was undone became its own, for the next undo to delete.
+                    turn.after, turn.sealed_at = turn.replaced, restored_at
+                    turn.after_repositories = self.ctx.scanner.states()
                 turn.state = ACTIVE
                 turn.replaced = None
                 turn.batch = None
