@@ -130,6 +130,19 @@ def test_undo_interrupted_midway_rolls_back_at_once(tmp_path: Path, name: str):
     assert recover(repo)["turns"][0]["state"] == "active"
 
 
+def interrupted_at(repo: Path, step: int, *args: str) -> subprocess.CompletedProcess:
+    """Runs a CLI operation that gets a Ctrl-C (SIGINT) after its `step`-th durable step."""
+    return subprocess.run(
+        [sys.executable, "-m", "turnback", *args],
+        cwd=repo,
+        env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": str(step), "TURNBACK_FAULT_SIGNAL": "INT"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 # Ensures an interrupt at every step of an undo leaves it either rolled back and said to be
 # interrupted, or done and said to be done: one after its commit point said "interrupted"
 # alone (exit 130) with the undo made, and a user who ran it again undid a second turn.
@@ -137,15 +150,7 @@ def test_an_interrupt_after_the_commit_point_says_the_undo_was_done(tmp_path: Pa
     said_done = 0
     for step in range(1, 30):
         repo, before, after = scenario(tmp_path / f"repo{step}")
-        done = subprocess.run(
-            [sys.executable, "-m", "turnback", "undo"],
-            cwd=repo,
-            env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": str(step), "TURNBACK_FAULT_SIGNAL": "INT"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = interrupted_at(repo, step, "undo")
         listing = recover(repo)
         if done.returncode == 0:
             assert tree_state(repo) == before and listing["turns"][0]["state"] == "undone"
@@ -166,15 +171,7 @@ def test_an_interrupt_after_the_commit_point_says_the_capture_was_done(tmp_path:
     for step in range(1, 30):
         turns = len(cli_json(repo, "list")["turns"])
         write(repo, "a.txt", f"step {step}\n")  # each capture writes as many steps
-        done = subprocess.run(
-            [sys.executable, "-m", "turnback", "capture", "--label", f"step {step}"],
-            cwd=repo,
-            env={**SERVER_ENV, "TURNBACK_FAULT_AFTER": str(step), "TURNBACK_FAULT_SIGNAL": "INT"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = interrupted_at(repo, step, "capture", "--label", f"step {step}")
         now = len(recover(repo)["turns"])
         assert "Traceback" not in done.stderr
         if done.returncode == 0:
