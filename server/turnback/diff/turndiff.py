@@ -93,9 +93,9 @@ class Delta(NamedTuple):
 
 #: Modes of the files the walk reports itself: regular, executable, symlink.
 _FILE_MODES = {b"100644", b"100755", b"120000"}
+_REGULAR = {b"100644", b"100755"}
 #: The id and mode libgit2 gives the side a file is absent from.
 _NO_ID = pygit2.Oid(raw=bytes(20))
-_REGULAR = {b"100644", b"100755"}
 
 
 def turn_deltas(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> list[Delta]:

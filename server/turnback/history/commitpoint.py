@@ -29,7 +29,3 @@ def landed() -> str | None:
         return operation if check() else None
     except Exception:  # the repository cannot be read now: not known to have landed
         return None
-
-
-def forget() -> None:
-    _noted.clear()
