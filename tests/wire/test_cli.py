@@ -308,6 +308,20 @@ def test_a_file_made_while_an_open_turn_is_undone_survives_redo_and_undo(repo: P
     assert read(repo, "notes.txt") == "the user's, made while the turn was undone\n"
 
 
+# Ensures what an open turn left out (a file too large to keep) is still said to be kept by
+# an undo after its redo: sealed by the redo, the turn had no record of what it left out.
+def test_what_an_open_turn_left_out_is_kept_after_redo_and_undo(repo: Path):
+    cli_json(repo, "capture", "--label", "by hand")
+    write(repo, "agent.txt", "the agent's\n")
+    (repo / "big.bin").write_bytes(b"x" * (11 << 20))  # past untrackedFileSizeLimit
+    first = cli_json(repo, "undo")
+    assert [(k["path"], k["reason"]) for k in first["kept"]] == [("big.bin", "tooLarge")]
+    cli_json(repo, "redo")
+    again = cli_json(repo, "undo")
+    assert [(k["path"], k["reason"]) for k in again["kept"]] == [("big.bin", "tooLarge")]
+    assert (repo / "big.bin").stat().st_size == 11 << 20
+
+
 # Ensures a late "after" capture, for a turn the user undid meanwhile, seals no older turn
 # in its place (it took the user's new file into that turn, for its undo to delete), and
 # that `capture --turn` seals only the turn it names.

@@ -332,6 +332,8 @@ class Restorer:
                 turn.replaced = None
                 turn.restored_at = restored_at
             newest.replaced = saved
+            if end is None:  # what the capture of "now" left out: a redo seals the turn there
+                newest.after_skipped = [s.to_json() for s in snap.skipped]
             overwritten = _overwritten(plan)
             if options.force and overwritten:  # found even after a capture drops redo
                 rescued = timeline.add_rescued(saved, FORCED_UNDO, overwritten)
