@@ -485,6 +485,8 @@ class Engine:
     def file_content(self, session: str | None, turn: Any, path: Any, side: str) -> FileContent:
         """A file as a turn found it ("before") or left it ("after"), for diff views."""
         rel = turndiff.relative_path(self.ws.root, path)
+        if not rel:  # "." or the work tree's own path: a folder, which has no content
+            raise InvalidParams("path", "names the work tree's folder, not a file")
         with self._locked():
             timeline = self.store.load(self.resolve_session(session))
             record = self.find_turn(timeline, turn)

@@ -296,8 +296,12 @@ async def test_revert_hunk_of_an_older_turn_is_refused(client, repo: Path):
 
 
 # Ensures a lens `turn` that is not a number or an id is refused: `true` equals 1 in Python,
-# so it once passed for turn 1 and reverted the hunk.
-async def test_revert_hunk_refuses_a_turn_that_is_not_a_number_or_an_id(client, repo: Path):
+# so it once passed for turn 1 and reverted the hunk. So are a `newStart` or `newLines` that
+# are not counts, which were taken without a word.
+@pytest.mark.parametrize(("field", "value"), [("turn", True), ("newStart", "x"), ("newLines", [])])
+async def test_revert_hunk_refuses_a_turn_that_is_not_a_number_or_an_id(
+    client, repo: Path, field: str, value: object
+):
     received = install_apply_edit(client)
     await agent_turn(client, repo, seal=True)
     uri = open_file(client, repo, "src/app.py")
@@ -305,11 +309,11 @@ async def test_revert_hunk_refuses_a_turn_that_is_not_a_number_or_an_id(client, 
         lens for lens in await code_lenses(client, uri) if lens.command.title == "Revert hunk"
     ]
     [args] = arguments(first)
-    with pytest.raises(JsonRpcException, match="turn"):
+    with pytest.raises(JsonRpcException, match=field):
         await asyncio.wait_for(
             client.workspace_execute_command_async(
                 types.ExecuteCommandParams(
-                    command="turnback.revertHunk", arguments=[{**args, "turn": True}]
+                    command="turnback.revertHunk", arguments=[{**args, field: value}]
                 )
             ),
             TIMEOUT,

@@ -66,6 +66,7 @@ async def test_file_content_sides(client, repo: Path):
         ({"turn": 1, "path": "src/app.py", "side": "middle"}, "side"),
         ({"turn": 1, "path": "../outside"}, "path"),
         ({"turn": 9, "path": "src/app.py"}, "turn"),
+        ({"turn": 1, "path": "."}, "path"),  # the work tree's folder: was "not there"
     ],
 )
 async def test_file_content_bad_params(client, repo: Path, params: dict, field: str):

@@ -306,6 +306,8 @@ async def revert_hunk_command(ls: TurnbackServer, *args: Any) -> Any:
         old_lines = p.integer("oldLines", minimum=0)
         if old_start is None or old_lines is None:
             raise InvalidParams("oldStart", "oldStart and oldLines are required")
+        p.integer("newStart", minimum=0)  # unused (the snapshot's side is what is put
+        p.integer("newLines", minimum=0)  # back), but a lens sends them: checked as such
         try:
             rel = relative_path(engine.ws.root, to_fs_path(uri))
         except InvalidParams as outside:
