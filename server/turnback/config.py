@@ -6,6 +6,7 @@ A bad setting never stops the server: it is reported and its default is used.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,7 +191,9 @@ def settings_from_json(data: Any) -> tuple[Settings, list[str]]:
         try:
             changes[spec.name] = _convert(key, value, spec)
         except ValueError as why:
-            warnings.append(f"Setting turnback.{key} = {value!r} ignored ({why}); using default")
+            # As the user wrote it (JSON: `true`, `["a", 5]`), not as Python prints it.
+            shown = json.dumps(value, ensure_ascii=False, default=repr)
+            warnings.append(f"Setting turnback.{key} = {shown} ignored ({why}); using default")
     return settings.replace(**changes), warnings
 
 

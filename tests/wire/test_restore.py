@@ -559,14 +559,16 @@ async def test_refused_or_dropped_setting_is_the_default(repo: Path):
         with pytest.raises(JsonRpcException) as refused:
             await capture(client)
         assert to_plain(refused.value.data)["reason"] == "workspaceTooLarge"
-        for section in ({"snapshotFileLimit": "oops"}, {}):
+        for section in ({"snapshotFileLimit": "oops"}, {"snapshotFileLimit": True}, {}):
             client.set_configuration(section, section="turnback")
             client.workspace_did_change_configuration(
                 types.DidChangeConfigurationParams(settings={"turnback": section})
             )
             assert (await capture(client))["state"] == "active", section
         warnings = [m.message for m in client.messages if "snapshotFileLimit" in m.message]
-        assert len(warnings) == 1 and "using default" in warnings[0]
+        assert len(warnings) == 2 and all("using default" in w for w in warnings)
+        # Each value as the user wrote it in JSON, not as Python prints it ('oops', True).
+        assert '= "oops" ignored' in warnings[0] and "= true ignored" in warnings[1]
         client.workspace_did_change_configuration(  # a section that is not an object
             types.DidChangeConfigurationParams(settings={"turnback": "oops"})
         )
