@@ -33,7 +33,7 @@ from .errors import (
     RequestFailed,
     UnsupportedRepository,
 )
-from .history import commitpoint, neighbours, running
+from .history import neighbours, running
 from .history.context import CancelCheck, Context, RestoreOptions
 from .history.journal import Journal
 from .history.metadata import check_metadata
@@ -312,11 +312,7 @@ class Engine:
                 record = seal_turn(self.ctx, timeline, snap, metadata, stamp)
             else:
                 record = open_turn(self.ctx, timeline, snap, label, metadata, stamp)
-            prepared = self.store.prepare(timeline)
-            commitpoint.reaching(
-                "capture", lambda: self.store.ref_target(timeline.session) == prepared
-            )
-            self.store.commit(timeline.session, prepared)
+            self.store.save(timeline, "capture")
         self.unpacking.start_if_due()  # its objects written loose once it has answered
         return record.to_result(timeline.session)
 

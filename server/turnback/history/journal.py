@@ -14,7 +14,6 @@ since the crash matches neither state and is left as it is (restore.roll_back).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,10 +46,9 @@ class Journal:
         self.repo = repo
         self.ref = f"{ref_prefix}/journal"
 
-    def begin(self, intent: Intent, before_ref: Callable[[str], None] | None = None) -> str:
-        """Writes the intent and points the journal's ref at it: from then on, a crash is
-        recovered. `before_ref` gets the journal's id before the ref is written (the
-        restore's ledger is made then, so a recovery always finds one)."""
+    def write(self, intent: Intent) -> str:
+        """Writes the intent as a commit no ref names yet, and returns its id (`begin`
+        names it: the restore makes its ledger in between, so a recovery finds one)."""
         data = {
             "operation": intent.operation,
             "session": intent.session,
@@ -66,11 +64,13 @@ class Journal:
         sig = signature()
         message = f"turnback journal: {intent.operation}\n"
         commit = write_commit(self.repo, sig, sig, message, written(builder.write), parents)
-        if before_ref is not None:
-            before_ref(str(commit))
-        set_ref(self.repo, self.ref, commit, "journal begin")
         intent.id = str(commit)
         return intent.id
+
+    def begin(self, intent: Intent) -> None:
+        """Points the journal's ref at the written intent: from then on, a crash is
+        recovered."""
+        set_ref(self.repo, self.ref, pygit2.Oid(hex=intent.id), "journal begin")
 
     def pending(self) -> Intent | None:
         """The intent of a restore a crash interrupted; None when there is none, and

@@ -25,7 +25,7 @@ from ..core.objectbatch import ObjectBatch
 from ..core.repository import WorkspaceRepo
 from ..errors import RequestFailed
 from ..results import RepositoryState, Rescued, SkippedPath, Turn
-from . import timeline_objects
+from . import commitpoint, timeline_objects
 
 ACTIVE = "active"
 UNDONE = "undone"
@@ -397,8 +397,8 @@ class TimelineStore:
             return DEFAULT_SESSION
         return max(captured, key=lambda h: h["lastCaptureAt"])["session"]
 
-    def save(self, timeline: Timeline) -> None:
-        self.commit(timeline.session, self.prepare(timeline))
+    def save(self, timeline: Timeline, operation: str | None = None) -> None:
+        self.commit(timeline.session, self.prepare(timeline), operation)
 
     def ref_target(self, session: str) -> str | None:
         """The commit the session's ref names; None if none, or if the ref does not read."""
@@ -408,8 +408,12 @@ class TimelineStore:
             return None  # damaged: `load` says so plainly
         return str(ref.target) if ref is not None else None
 
-    def commit(self, session: str, commit: str) -> None:
-        """Points the session at a prepared timeline commit: the moment a change is made."""
+    def commit(self, session: str, commit: str, operation: str | None = None) -> None:
+        """Points the session at a prepared timeline commit: the moment a change is made.
+        The command's own `operation` (a capture, an undo) is noted first, for an interrupt
+        to tell whether it landed (commitpoint.py)."""
+        if operation is not None:
+            commitpoint.reaching(operation, lambda: self.ref_target(session) == commit)
         set_ref(self.repo, self.ref_name(session), pygit2.Oid(hex=commit), "timeline ref")
         self.touch()
 

@@ -19,7 +19,6 @@ from ..core.repository import WorkspaceRepo
 from ..core.treeops import Entry, entry_at, is_dir_in
 from ..core.worktree import holds_repository
 from ..errors import Busy, Conflict, RestoreFailed, StorageFailed
-from ..history import commitpoint
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
 from ..history.timeline import (
@@ -61,7 +60,6 @@ from .plan import (
     make_plan,
 )
 from .repositories import REPOSITORY_CREATED, is_held, repository_notes
-from .workwriter import WorkWriter
 
 __all__ = ["RestoreOptions", "Restorer"]
 
@@ -205,17 +203,12 @@ class Restorer:
         prepared = ctx.store.prepare(timeline)
         before = ctx.store.ref_target(timeline.session)
         intent = Intent(operation, timeline.session, plan.writes, saved_commit, before, prepared)
-        writers: list[WorkWriter] = []
-
-        def start_ledger(journal_id: str) -> None:
-            # Before the journal's ref: a crash right after it finds a ledger that says
-            # nothing was written yet, and rolls back nothing (the user's `git checkout`
-            # after such a crash was undone by a rollback judging by content alone).
-            writers.append(recovery.writer(ctx, journal_id))
-            writers[0].start_ledger()
-
-        ctx.journal.begin(intent, start_ledger)
-        writer = writers[0]
+        writer = recovery.writer(ctx, ctx.journal.write(intent))
+        # Before the journal's ref: a crash right after it finds a ledger that says nothing
+        # was written yet, and rolls back nothing (the user's `git checkout` after such a
+        # crash was undone by a rollback judging by content alone).
+        writer.start_ledger()
+        ctx.journal.begin(intent)
         saved = ctx.repo[snap.tree]
         try:
             left = apply_plan(
@@ -238,9 +231,8 @@ class Restorer:
             untouched = set(left)
             plan.actions = [a for a in plan.actions if a.path not in untouched]
         make_durable(writer.touched)
-        commitpoint.reaching(operation, lambda: ctx.store.ref_target(timeline.session) == prepared)
         try:
-            ctx.store.commit(timeline.session, prepared)
+            ctx.store.commit(timeline.session, prepared, operation)
         except (Busy, StorageFailed):
             writer.drop_ledger(keep_file=True)
             recovery.recover(ctx)  # the timeline never moved: put the files back, then say why
