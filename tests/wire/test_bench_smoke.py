@@ -232,3 +232,11 @@ def test_workspace_measures_both_layouts(workspace_run: tuple[subprocess.Popen, 
     assert result["workspace"]["repositories"] == 10
     assert result["workspaceHook"]["samples"] > 0 and result["workspaceHook"]["servedByDaemon"] > 0
     assert result["singleRepository"]["repositories"] == 0 and "captureRatio" in result
+
+
+def test_scan_floor_times_every_kind(scratch: Path) -> None:
+    """scan_floor.py times each kind on a generated tree and prints what is left to turnback."""
+    stdout = run_script(bench_env(scratch, "scan_floor"), "scan_floor.py", "1", str(SIZE))
+    assert stdout.count(": median ") == 8
+    assert "libgit2's walk alone, as a full scan runs it: median" in stdout
+    assert "left for the rest of a capture:" in stdout
