@@ -182,6 +182,8 @@ def _print_human(command: str, result: dict[str, Any]) -> None:
         for item in result["kept"]:
             by = f": {quoted(item['by'])}" if item.get("by") else ""
             print(f"  kept     {quoted(item['path'])} ({item['reason']}{by})")
+        for item in result.get("notRestored", []):
+            print(f"  gone     {quoted(item['path'])} ({item['reason']}: no snapshot held it)")
         if "agentHint" in result:
             print(result["agentHint"]["message"])
         if "rescued" in result and command != "rescue":

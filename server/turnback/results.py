@@ -175,6 +175,9 @@ class RestoreResult:
     agent_hint: AgentHint | None = None
     #: A forced restore's overwritten files, kept as this rescued version.
     rescued: Rescued | None = None
+    #: What the state restored to had, its capture left out (no snapshot held it), and
+    #: is gone from the work tree now.
+    not_restored: list[SkippedPath] | None = None
 
 
 @dataclass

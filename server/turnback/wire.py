@@ -199,6 +199,8 @@ def restore_result(x: r.RestoreResult) -> dict[str, Any]:
         out["agentHint"] = agent_hint(x.agent_hint)
     if x.rescued is not None:
         out["rescued"] = rescued(x.rescued)
+    if x.not_restored:
+        out["notRestored"] = skipped(x.not_restored)
     return out
 
 

@@ -485,3 +485,17 @@ def test_cli_json_stays_valid_with_stderr_closed(repo: Path):
     done = run_cli(repo, "undo", "--turn", "999", "--json", preexec_fn=lambda: os.close(2))
     assert done.returncode == 2
     assert json.loads(done.stdout)["error"]["data"]["field"] == "turn"
+
+
+# Ensures `turnback undo` names, line by line, a deleted file no snapshot held (too large
+# to keep), where it would otherwise list only what it changed.
+def test_undo_prints_what_no_snapshot_held(repo: Path):
+    env = {**SERVER_ENV, "TURNBACK_SETTINGS": '{"untrackedFileSizeLimit": 10}'}
+    write(repo, "big.txt", "more than ten bytes\n")
+    assert run_cli(repo, "capture", "--label", "t1", env=env).returncode == EXIT_OK
+    (repo / "big.txt").unlink()
+    write(repo, "agent.txt", "the agent's\n")
+    done = run_cli(repo, "undo", env=env)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "Not brought back, as no snapshot held it: big.txt (tooLarge)" in done.stdout
+    assert "  gone     big.txt (tooLarge: no snapshot held it)" in done.stdout

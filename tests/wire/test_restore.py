@@ -205,6 +205,23 @@ async def test_gitignore_edit_keeps_formerly_ignored_file(client, repo: Path):
     assert status(repo) == ""
 
 
+# Ensures a file ignored by .git/info/exclude when the turn began survives its undo after
+# the rule is removed (no snapshot holds info/exclude: each names the rules it saw).
+async def test_info_exclude_edit_keeps_formerly_ignored_file(client, repo: Path):
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(exist_ok=True)
+    exclude.write_text("# comment\nsecret.env\n")
+    write(repo, "secret.env", "TOKEN=user's\n")
+    await capture(client, phase="before")
+    exclude.write_text("# comment\n")  # the rule is removed during the turn
+    write(repo, "README.md", "agent\n")
+    await capture(client, phase="after")
+    undone = await undo(client)
+    assert read(repo, "secret.env") == "TOKEN=user's\n"
+    assert {"path": "secret.env", "reason": "ignored"} in undone["kept"]
+    assert read(repo, "README.md") == "hello\n"
+
+
 # Ensures a manual edit after a sealed turn is a conflict, force wins, redo brings it back.
 async def test_manual_edit_after_sealed_turn_conflicts(client, repo: Path):
     await capture(client, phase="before")
@@ -430,6 +447,28 @@ async def test_file_grown_past_size_limit_is_kept(small_limit_client, repo: Path
     assert "big.txt" not in actions(result)
     assert (repo / "big.txt").read_bytes() == large
     assert read(repo, "README.md") == "hello\n"
+
+
+# Ensures an undo says which deleted files no snapshot held (too large, an excluded
+# folder) rather than let the user believe they came back; a redo has none to name.
+async def test_undo_names_what_it_cannot_bring_back(small_limit_client, repo: Path):
+    client = small_limit_client
+    write(repo, "big.bin", "x" * (SIZE_LIMIT * 5))
+    write(repo, "still.bin", "y" * (SIZE_LIMIT * 5))
+    write(repo, "node_modules/dep/index.js", "dep\n")
+    await capture(client)
+    (repo / "big.bin").unlink()
+    shutil.rmtree(repo / "node_modules")
+    write(repo, "README.md", "agent\n")
+    result = await undo(client)
+    assert result["notRestored"] == [
+        {"path": "big.bin", "reason": "tooLarge"},
+        {"path": "node_modules", "reason": "excludedDirectory"},
+    ]
+    assert "Not brought back, as no snapshot held them: big.bin (tooLarge)" in result["message"]
+    assert read(repo, "README.md") == "hello\n" and not (repo / "big.bin").exists()
+    redone = await redo(client)
+    assert "notRestored" not in redone and read(repo, "README.md") == "agent\n"
 
 
 # Ensures files the turn added inside a nested repository are part of the turn (the

@@ -174,6 +174,8 @@ export interface RestoreResult {
     headMoved?: { oldHead: string | null; newHead: string | null };
     /** A forced restore's overwritten edits, kept as this rescued version. */
     rescued?: RescuedVersion;
+    /** Deleted files no snapshot held (too large, excluded): the message names them too. */
+    notRestored?: Skipped[];
     /** Undo of an agent hook's turns: how to roll the harness's conversation back too. */
     agentHint?: { harness: string; prompt: string; message: string; sessionId?: string };
 }

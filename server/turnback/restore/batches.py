@@ -164,4 +164,4 @@ def redo_step(ctx: Context, timeline: Timeline, turn: TurnRecord) -> Step:
     target = turn.replaced or (following.before if following else None)
     if target is None:  # never restore "nothing" over the work tree
         raise RequestFailed(f"Turn {turn.turn} has no state to redo to")
-    return Step(paths, expected, ctx.tree(target))
+    return Step(paths, expected, ctx.tree(target), target)

@@ -10,8 +10,24 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from ..core.worktree import under_real_dirs
+from ..results import SkippedPath
 from ..snapshot.captured import Snapshot
-from ..snapshot.untracked import UNREADABLE, directory_identity
+from ..snapshot.untracked import (
+    EXCLUDED_DIRECTORY,
+    INVALID_PATH,
+    SPECIAL_FILE,
+    TOO_LARGE,
+    TOO_MANY_FILES,
+    UNREADABLE,
+    directory_identity,
+)
+
+#: Why a capture left out what no snapshot of turnback's then holds: a submodule's or a
+#: nested repository's files are their own repository's, which the workspace captures.
+HELD_NOWHERE = frozenset(
+    {TOO_LARGE, TOO_MANY_FILES, EXCLUDED_DIRECTORY, SPECIAL_FILE, UNREADABLE, INVALID_PATH}
+)
 
 
 def moved_left_out(root: os.PathLike[str], skipped: list[dict[str, str]]) -> dict[str, str]:
@@ -50,3 +66,22 @@ def reason_at(reasons: dict[str, str], path: str) -> str | None:
         if found:
             return found
     return None
+
+
+def gone_left_out(
+    root: str, skipped: list[dict[str, str]], described: set[str]
+) -> list[SkippedPath]:
+    """What the target's capture left out, held by no snapshot, that is gone from the work
+    tree now (the turns deleted a user's large file, say): a restore cannot bring it back,
+    and says so rather than let the user believe it did. `described`: paths the restore
+    already names."""
+    return [
+        SkippedPath(entry["path"], entry["reason"])
+        for entry in skipped
+        if entry["reason"] in HELD_NOWHERE
+        and entry["path"] not in described
+        and not (
+            under_real_dirs(root, entry["path"])
+            and os.path.lexists(os.path.join(root, entry["path"]))
+        )
+    ]

@@ -4,7 +4,7 @@ forced restore kept what it overwrote."""
 from __future__ import annotations
 
 from ..history.timeline import RescuedVersion, TurnRecord
-from ..results import RestoreResult
+from ..results import RestoreResult, SkippedPath
 from .plan import RestoreError
 
 
@@ -16,6 +16,19 @@ def say_rescued(result: RestoreResult, rescued: RescuedVersion | None) -> None:
     files = ", ".join(rescued.files[:3]) + (", ..." if len(rescued.files) > 3 else "")
     result.message += (
         f". The changes it overwrote ({files}) are kept as rescued version {rescued.id}"
+    )
+
+
+def say_not_restored(result: RestoreResult, gone: list[SkippedPath]) -> None:
+    """Names what the state restored to had, but no snapshot held, and is gone now."""
+    if not gone:
+        return
+    result.not_restored = gone
+    shown = ", ".join(f"{g.path} ({g.reason})" for g in gone[:3]) + (
+        ", ..." if len(gone) > 3 else ""
+    )
+    result.message += (
+        f". Not brought back, as no snapshot held {'them' if len(gone) > 1 else 'it'}: {shown}"
     )
 
 

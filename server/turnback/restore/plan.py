@@ -44,6 +44,8 @@ class Step:
     paths: Iterable[str]
     expected: pygit2.Tree | None
     target: pygit2.Tree | None
+    #: The target's snapshot commit, for the ignore rules it was captured under.
+    target_at: str | None = None
 
 
 @dataclass

@@ -31,9 +31,10 @@ from ..history.timeline import (
     TurnRecord,
     now_rfc3339,
 )
-from ..results import HeadMoved, KeptFile, RestoreResult
+from ..results import HeadMoved, KeptFile, RestoreResult, SkippedPath
 from ..snapshot.captured import Progress, Snapshot
 from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
+from ..snapshot.outside_rules import outside_patterns, patterns_at
 from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
 from .batches import (
@@ -46,8 +47,8 @@ from .batches import (
     redo_turns,
     undo_batch,
 )
-from .leftout import moved_here, moved_left_out, reason_at, unreadable_in
-from .messages import failure_state, nothing, say_rescued, which_turns
+from .leftout import gone_left_out, moved_here, moved_left_out, reason_at, unreadable_in
+from .messages import failure_state, nothing, say_not_restored, say_rescued, which_turns
 from .plan import (
     CHANGED_DURING_RESTORE,
     OTHER_SESSION,
@@ -91,11 +92,16 @@ class Restorer:
         """Ignored (and untracked) under the rules of the repository holding the path."""
         return self.ctx.scanner.ignored_untracked
 
-    def _target_rules(self, target: pygit2.Tree | None, moves: dict) -> TreeIgnoreRules | None:
-        """Ignore rules of the target snapshot, read only when a .gitignore moves."""
-        if not touches_ignore_files(moves):
+    def _target_rules(self, step: Step, moves: dict) -> TreeIgnoreRules | None:
+        """Ignore rules of the target snapshot, read only when a .gitignore moves or the
+        rules from outside the work tree are not those it was captured under."""
+        then = patterns_at(self.ctx.repo, step.target_at)
+        if not touches_ignore_files(moves) and (
+            then is None or then == outside_patterns(self.ctx.ws)
+        ):
             return None
-        return TreeIgnoreRules(self.ctx.repo, target, _info_exclude(self.ctx.ws))
+        outside = then if then is not None else _info_exclude(self.ctx.ws)
+        return TreeIgnoreRules(self.ctx.repo, step.target, outside)
 
     def _target_ignored(self, rules: TreeIgnoreRules | None) -> Callable[[str], bool]:
         if rules is None:
@@ -167,7 +173,7 @@ class Restorer:
                 del moves[path]
                 kept_for_others.append(KeptFile(path, OTHER_SESSION, session))
         edited_between |= {path for path in others.unclear if path in moves}
-        rules = self._target_rules(steps[-1].target, moves)
+        rules = self._target_rules(steps[-1], moves)
         plan = make_plan(
             moves,
             current,
@@ -295,7 +301,7 @@ class Restorer:
         saved = self.ctx.snapshot_commit(
             snap, f"turnback: state replaced by undo of turn {oldest.turn}..{newest.turn}\n"
         )
-        step = Step(paths, self.ctx.tree(newest.after), self.ctx.tree(oldest.before))
+        step = Step(paths, self.ctx.tree(newest.after), self.ctx.tree(oldest.before), oldest.before)
         notes = repository_notes(
             self.ctx.scanner, self.ctx.ws.root, oldest.repositories, oldest.turn
         )
@@ -332,6 +338,7 @@ class Restorer:
             self.apply("undo", timeline, plan, snap, saved, step.target)
         result = self._result("undo", timeline, list(reversed(batch)), plan, options.dry_run)
         say_rescued(result, rescued)
+        say_not_restored(result, self._gone_left_out(oldest.skipped, plan))
         self._head_note(result, oldest)
         if notes.changes:
             result.repository_changes = notes.changes
@@ -400,15 +407,8 @@ class Restorer:
         snap = self.ctx.capture_paths(steps[0].expected, touched)
         saved = self.ctx.snapshot_commit(snap, "turnback: state replaced by redo\n")
         others = changed_by_others(self.ctx, timeline, turns, touched, redo=True)
-        plan = self.plan(
-            steps,
-            snap,
-            options,
-            True,
-            "redo",
-            redo_target_skipped(timeline, turns[-1]),
-            others=others,
-        )
+        target_skipped = redo_target_skipped(timeline, turns[-1])
+        plan = self.plan(steps, snap, options, True, "redo", target_skipped, others=others)
         rescued: RescuedVersion | None = None
         if not options.dry_run:
             restored_at = now_rfc3339()
@@ -429,7 +429,12 @@ class Restorer:
             self.apply("redo", timeline, plan, snap, saved, steps[-1].target)
         result = self._result("redo", timeline, turns, plan, options.dry_run)
         say_rescued(result, rescued)
+        say_not_restored(result, self._gone_left_out(target_skipped, plan))
         return result
+
+    def _gone_left_out(self, target_skipped: list[dict[str, str]], plan: Plan) -> list[SkippedPath]:
+        described = {k.path for k in plan.kept} | {a.path for a in plan.actions}
+        return gone_left_out(str(self.ctx.ws.root), target_skipped, described)
 
 
 def _check_objects(repo: pygit2.Repository, writes: dict[str, Entry | None]) -> None:

@@ -172,6 +172,12 @@ def _parse_patterns(lines: Iterable[str]) -> list[_Pattern]:
     return [p for line in lines if (p := _parse_line(line)) is not None]
 
 
+def pattern_lines(text: str) -> list[str]:
+    """The lines of an ignore file's `text` that are patterns (no blank line, no comment)."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    return [line for line in lines if _parse_line(line) is not None]
+
+
 def ignoring_patterns(text: str) -> list[tuple[str, bool]]:
     """The patterns of an ignore file's `text` that ignore (not the `!` ones), each with
     whether it is anchored (matched against the path relative to the file's directory,

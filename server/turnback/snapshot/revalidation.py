@@ -32,11 +32,11 @@ def _home() -> Path:
     return Path(os.path.expanduser("~"))
 
 
-def _config_home() -> Path:
+def config_home() -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
 
 
-def _excludes_file(repo: pygit2.Repository) -> Path | None:
+def excludes_file(repo: pygit2.Repository) -> Path | None:
     try:
         value = repo.config["core.excludesFile"]
     except (KeyError, pygit2.GitError, ValueError):
@@ -47,8 +47,8 @@ def _excludes_file(repo: pygit2.Repository) -> Path | None:
 def ignore_files(ws: WorkspaceRepo) -> list[Path]:
     """The ignore files outside the work tree: the repository's exclude file, the
     default global one, and the one `core.excludesFile` names."""
-    files = [ws.objects_dir.parent / "info" / "exclude", _config_home() / "git" / "ignore"]
-    excludes = _excludes_file(ws.repo)
+    files = [ws.objects_dir.parent / "info" / "exclude", config_home() / "git" / "ignore"]
+    excludes = excludes_file(ws.repo)
     if excludes is not None:
         files.append(excludes)
     return files
@@ -65,7 +65,7 @@ def rule_sources(ws: WorkspaceRepo) -> list[Path]:
         git_dir / "config",
         common / "config",
         Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
-        _config_home() / "git" / "config",
+        config_home() / "git" / "config",
         Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
     ]
 
