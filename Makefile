@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: agents install demo test test-python test-portable test-vscode test-e2e e2e vsix lint format bench clean
+.PHONY: agents install demo test test-python test-portable test-oldest-python test-vscode test-e2e e2e vsix lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ test-portable: $(STAMP)
 	TURNBACK_PORTABLE=1 $(PY) -m pytest -q -p no:cacheprovider \
 		--ignore=tests/reliability --ignore=tests/agents \
 		--ignore=tests/wire/test_wheel.py --ignore=tests/wire/test_neovim.py
+
+# The unit and engine suites under Python 3.10, the oldest supported, where the machine has
+# one (its own venv, .venv310; `.ci/run` runs it after `make test`).
+test-oldest-python:
+	scripts/oldest-python.sh
 
 # The real agents (Claude Code, Codex, Gemini CLI, OpenCode) tests/agents/ drives; `make test`
 # runs those tests whenever they are installed.
@@ -79,5 +84,5 @@ bench: $(STAMP)
 	$(PY) bench/workspace.py 10000
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache server/*.egg-info
+	rm -rf $(VENV) .venv310 .pytest_cache .ruff_cache server/*.egg-info
 	rm -rf client-vscode/node_modules client-vscode/dist client-vscode/bundled client-vscode/*.vsix

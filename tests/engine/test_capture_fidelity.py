@@ -17,7 +17,9 @@ import pytest
 
 from helpers import git, make_repo, write
 from turnback.config import Settings
+from turnback.core.pygit2_internals import STRICT_UTF8_PATHS
 from turnback.engine import Engine
+from turnback.errors import UnsupportedRepository
 from turnback.snapshot import fswatch
 from turnback.snapshot.privateindex import PrivateIndex
 from turnback.snapshot.seedcheck import untrusted_entries
@@ -340,10 +342,8 @@ def test_file_saved_during_an_undo_is_left_alone(tmp_path: Path, monkeypatch, se
     assert [f["path"] for f in result["files"]] == ["a.txt"]
 
 
-# Proves a first capture of a repository tracking a file name that is not UTF-8, with a
-# line-ending conversion on, works (pygit2 asked its attributes in strict UTF-8: an
-# internal error on every first capture), and undo puts the file's bytes back.
-def test_first_capture_with_a_non_utf8_tracked_name_and_autocrlf(tmp_path: Path):
+def _latin1_named_repo(tmp_path: Path) -> tuple[Path, bytes]:
+    """A repository tracking `café.txt` spelled in Latin-1, with line-ending conversion."""
     root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     git(root, "config", "core.autocrlf", "true")
     name = os.fsencode(root) + b"/caf\xe9.txt"
@@ -351,6 +351,15 @@ def test_first_capture_with_a_non_utf8_tracked_name_and_autocrlf(tmp_path: Path)
         handle.write(b"x\r\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "latin-1 name")
+    return root, name
+
+
+# Proves a first capture of a repository tracking a file name that is not UTF-8, with a
+# line-ending conversion on, works (pygit2 asked its attributes in strict UTF-8: an
+# internal error on every first capture), and undo puts the file's bytes back.
+@pytest.mark.skipif(STRICT_UTF8_PATHS, reason="pygit2 1.18 (Python 3.10) takes UTF-8 paths only")
+def test_first_capture_with_a_non_utf8_tracked_name_and_autocrlf(tmp_path: Path):
+    root, name = _latin1_named_repo(tmp_path)
     engine = Engine(str(root), Settings())
     try:
         engine.capture(label="turn")
@@ -362,6 +371,20 @@ def test_first_capture_with_a_non_utf8_tracked_name_and_autocrlf(tmp_path: Path)
         engine.close()
     with open(name, "rb") as handle:
         assert handle.read() == b"x\r\n"
+
+
+# Proves the same repository under pygit2 1.18 (the last for Python 3.10, which takes paths
+# as strict UTF-8 only) is refused in one sentence naming the way out, never a traceback.
+@pytest.mark.skipif(not STRICT_UTF8_PATHS, reason="pygit2 1.19+ takes names that are not UTF-8")
+def test_a_non_utf8_name_is_refused_plainly_on_pygit2_1_18(tmp_path: Path):
+    root, _name = _latin1_named_repo(tmp_path)
+    engine = Engine(str(root), Settings())
+    try:
+        with pytest.raises(UnsupportedRepository) as refused:
+            engine.capture(label="turn")
+    finally:
+        engine.close()
+    assert "run turnback on Python 3.11 or later" in refused.value.message
 
 
 # Proves a user's folder the "before" capture left out (an excluded name such as env/)
