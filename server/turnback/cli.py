@@ -541,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"error": error_to_wire(error)}))
         # One line for people, always, in the command line's own words.
         print(f"turnback: {in_flags(error.message, args.command)}", file=sys.stderr)
+        if isinstance(getattr(error.__cause__, "cause", None), KeyboardInterrupt):
+            return EXIT_INTERRUPTED  # a restore interrupted midway, and rolled back
         return _EXIT_CODES.get(error.reason, EXIT_FAILED)
     except Exception as error:  # a bug: say so briefly; the traceback helps no one here
         print(f"turnback: internal error: {type(error).__name__}: {error}", file=sys.stderr)

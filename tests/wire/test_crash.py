@@ -122,7 +122,7 @@ def test_undo_interrupted_midway_rolls_back_at_once(tmp_path: Path, name: str):
         timeout=60,
         check=False,
     )
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 130, done.stdout + done.stderr  # README: interrupted
     assert "Undo failed: interrupted on" in done.stderr and "rolled back" in done.stderr
     assert "Traceback" not in done.stderr
     assert tree_state(repo) == after  # before any other command runs
