@@ -222,6 +222,32 @@ async def test_info_exclude_edit_keeps_formerly_ignored_file(client, repo: Path)
     assert read(repo, "README.md") == "hello\n"
 
 
+# Ensures the same holds in a nested repository, by its own info/exclude; and that a file
+# the agent made there, which only the outer .gitignore matches, is still undone when the
+# outer rules change (the outer .gitignore never judges the nested repository's files).
+async def test_nested_repository_judged_by_its_own_rules(client, repo: Path):
+    write(repo, ".gitignore", "ignored/\n*.log\n")
+    nested = repo / "sub"
+    nested.mkdir()
+    git(nested, "init", "-q", "-b", "main")
+    write(nested, "s.txt", "s\n")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-q", "-m", "nested")
+    (nested / ".git/info").mkdir(exist_ok=True)
+    (nested / ".git/info/exclude").write_text("secret.txt\n")
+    write(repo, "sub/secret.txt", "nested secret\n")
+    await capture(client, phase="before")
+    (nested / ".git/info/exclude").write_text("")  # the turn removes the nested rule
+    (repo / ".git/info").mkdir(exist_ok=True)
+    (repo / ".git/info/exclude").write_text("tmp/\n")  # and adds an unrelated outer one
+    write(repo, "sub/debug.log", "the agent's\n")
+    await capture(client, phase="after")
+    undone = await undo(client)
+    assert read(repo, "sub/secret.txt") == "nested secret\n"
+    assert {"path": "sub/secret.txt", "reason": "ignored"} in undone["kept"]
+    assert not (repo / "sub/debug.log").exists()
+
+
 # Ensures a manual edit after a sealed turn is a conflict, force wins, redo brings it back.
 async def test_manual_edit_after_sealed_turn_conflicts(client, repo: Path):
     await capture(client, phase="before")

@@ -20,7 +20,7 @@ from ..core.objectwrites import write_commit
 from ..core.repository import WorkspaceRepo
 from ..core.treeops import changed_paths
 from ..errors import InvalidParams
-from ..snapshot.outside_rules import outside_patterns, with_patterns
+from ..snapshot.outside_rules import with_patterns, workspace_patterns
 from .journal import Journal
 from .timeline import Timeline, TimelineStore, TurnRecord, signature
 
@@ -82,7 +82,7 @@ class Context:
         sig = signature()
         parents = [head] if head is not None else []
         # The rules from outside the work tree it was captured under (outside_rules.py).
-        message = with_patterns(message, outside_patterns(self.ws))
+        message = with_patterns(message, workspace_patterns(self.scanner))
         oid = write_commit(self.repo, sig, sig, message, snap.tree, parents)
         return str(oid)
 

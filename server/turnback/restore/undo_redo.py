@@ -9,15 +9,12 @@ engine holds the repository lock around both.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 import pygit2
 from pygit2.enums import FileMode
 
 from ..core.durability import make_durable
-from ..core.repository import WorkspaceRepo
 from ..core.treeops import Entry, entry_at, is_dir_in
-from ..core.worktree import holds_repository
 from ..errors import Busy, Conflict, RestoreFailed, StorageFailed
 from ..history.context import Context, RestoreOptions
 from ..history.journal import Intent
@@ -33,9 +30,6 @@ from ..history.timeline import (
 )
 from ..results import HeadMoved, KeptFile, RestoreResult, SkippedPath
 from ..snapshot.captured import Progress, Snapshot
-from ..snapshot.ignore_rules import TreeIgnoreRules, touches_ignore_files
-from ..snapshot.outside_rules import outside_patterns, patterns_at
-from ..snapshot.untracked import NESTED_REPOSITORY
 from . import recovery
 from .batches import (
     OtherSessions,
@@ -47,7 +41,8 @@ from .batches import (
     redo_turns,
     undo_batch,
 )
-from .leftout import gone_left_out, moved_here, moved_left_out, reason_at, unreadable_in
+from .keepreasons import left_out_of_target, target_ignored, target_rules, unsaved_reason
+from .leftout import gone_left_out, unreadable_in
 from .messages import failure_state, nothing, say_not_restored, say_rescued, which_turns
 from .plan import (
     CHANGED_DURING_RESTORE,
@@ -70,64 +65,6 @@ class Restorer:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-
-    def _unsaved_reason(self, snap: Snapshot) -> Callable[[str], str]:
-        reasons = {s.path: s.reason for s in snap.skipped}
-
-        def reason(path: str) -> str:
-            found = reason_at(reasons, path)
-            if found:
-                return found
-            parts = path.split("/")
-            for depth in range(len(parts) - 1, 0, -1):
-                if "/".join(parts[:depth]) in self.ctx.scanner.members:
-                    break  # inside a repository of the workspace: its files are saved
-                if holds_repository(self.ctx.ws.root.joinpath(*parts[:depth])):
-                    return NESTED_REPOSITORY
-            return "notSaved"
-
-        return reason
-
-    def _ignored(self) -> Callable[[str], bool]:
-        """Ignored (and untracked) under the rules of the repository holding the path."""
-        return self.ctx.scanner.ignored_untracked
-
-    def _target_rules(self, step: Step, moves: dict) -> TreeIgnoreRules | None:
-        """Ignore rules of the target snapshot, read only when a .gitignore moves or the
-        rules from outside the work tree are not those it was captured under."""
-        then = patterns_at(self.ctx.repo, step.target_at)
-        if not touches_ignore_files(moves) and (
-            then is None or then == outside_patterns(self.ctx.ws)
-        ):
-            return None
-        outside = then if then is not None else _info_exclude(self.ctx.ws)
-        return TreeIgnoreRules(self.ctx.repo, step.target, outside)
-
-    def _target_ignored(self, rules: TreeIgnoreRules | None) -> Callable[[str], bool]:
-        if rules is None:
-            return lambda _path: False
-        tracks = self.ctx.scanner.tracks
-        return lambda path: rules.is_ignored(path) and not tracks(path)
-
-    def _left_out_of_target(
-        self, rules: TreeIgnoreRules | None, target_skipped: list[dict[str, str]]
-    ) -> Callable[[str], str | None]:
-        """Why the target state may not hold a path that existed then: its capture left the
-        path out, or ignore rules did (an ignored file the turns force-added, say)."""
-        reasons = {s["path"]: s["reason"] for s in target_skipped}
-        by_rules = self.ctx.scanner.ignored_by_rules
-        moved = moved_left_out(self.ctx.ws.root, target_skipped)
-
-        def reason(path: str) -> str | None:
-            found = reason_at(reasons, path) or (
-                moved and moved_here(self.ctx.ws.root, path, moved)
-            )
-            if found:
-                return found
-            ignored = by_rules(path) or (rules is not None and rules.is_ignored(path))
-            return "ignored" if ignored else None
-
-        return reason
 
     def plan(
         self,
@@ -173,17 +110,17 @@ class Restorer:
                 del moves[path]
                 kept_for_others.append(KeptFile(path, OTHER_SESSION, session))
         edited_between |= {path for path in others.unclear if path in moves}
-        rules = self._target_rules(steps[-1], moves)
+        rules = target_rules(self.ctx, steps[-1], moves)
         plan = make_plan(
             moves,
             current,
             str(self.ctx.ws.root),
             check_conflicts=check_conflicts,
             dirty=set(options.dirty),
-            unsaved_reason=self._unsaved_reason(snap),
-            ignored=self._ignored(),
-            target_ignored=self._target_ignored(rules),
-            left_out_of_target=self._left_out_of_target(rules, target_skipped),
+            unsaved_reason=unsaved_reason(self.ctx, snap),
+            ignored=self.ctx.scanner.ignored_untracked,
+            target_ignored=target_ignored(self.ctx, rules),
+            left_out_of_target=left_out_of_target(self.ctx, rules, target_skipped),
             unreadable_now=unreadable_in(snap),
             passed=passed,
             edited_between=edited_between,
@@ -455,13 +392,3 @@ def _overwritten(plan: Plan) -> list[str]:
     keeps anyway (blocked: the user's folder where the turn had a file) is not overwritten."""
     kept = {k.path for k in plan.kept}
     return [path for path in plan.conflicts if path not in plan.unsaved and path not in kept]
-
-
-def _info_exclude(ws: WorkspaceRepo) -> list[str]:
-    if ws.shadow:
-        return []
-    try:
-        common = ws.lock_path.parent.parent
-        return (common / "info" / "exclude").read_text(errors="replace").splitlines()
-    except OSError:
-        return []

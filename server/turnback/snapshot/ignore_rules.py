@@ -131,12 +131,15 @@ def _translate(pat: str) -> str | None:
 
 
 def _split_line(line: str) -> tuple[str, bool, bool, bool] | None:
-    """One .gitignore line parsed like git's add_pattern(): the pattern, and whether it is
-    negated, directory-only and anchored; None for blanks and comments."""
+    """One .gitignore line parsed like git's add_pattern() (but for trailing tabs): the
+    pattern, and whether it is negated, directory-only and anchored; None for blanks and
+    comments."""
     if not line or line.startswith("#"):
         return None
     end = len(line)
-    while end > 0 and line[end - 1] == " ":
+    # Trailing blanks go, tabs too: git keeps a tab, but libgit2, whose scan decides what
+    # a capture left out, strips it, and a restore must judge as the capture did.
+    while end > 0 and line[end - 1] in " \t\r\v\f":
         backslashes = len(line[: end - 1]) - len(line[: end - 1].rstrip("\\"))
         if backslashes % 2:  # an escaped space ends the stripping
             break
@@ -249,6 +252,40 @@ class TreeIgnoreRules:
             if self._dir_cache[key]:
                 return True
         return bool(parts) and self._excluded(parts, is_dir=False)
+
+
+class WorkspaceIgnoreRules:
+    """A snapshot's ignore rules across the workspace's repositories: each path judged as
+    git judges it, by the deepest repository holding it (`outside`'s keys, "" the root),
+    with that repository's .gitignore files in the tree and its rules from outside the
+    tree (outside_rules.py), relative to that repository's own top."""
+
+    def __init__(
+        self, repo: pygit2.Repository, tree: pygit2.Tree | None, outside: dict[str, list[str]]
+    ) -> None:
+        self._repo = repo
+        self._tree = tree
+        self._outside = outside
+        self._roots = sorted(set(outside) - {""}, key=len, reverse=True)
+        self._rules: dict[str, TreeIgnoreRules] = {}
+
+    def is_ignored(self, path: str) -> bool:
+        for root in self._roots:
+            if path.startswith(root + "/"):
+                return self._of(root).is_ignored(path[len(root) + 1 :])
+        return self._of("").is_ignored(path)
+
+    def _of(self, root: str) -> TreeIgnoreRules:
+        if root not in self._rules:
+            tree = self._tree
+            if root and tree is not None:
+                try:
+                    found = tree[root]
+                except KeyError:
+                    found = None
+                tree = found if isinstance(found, pygit2.Tree) else None
+            self._rules[root] = TreeIgnoreRules(self._repo, tree, self._outside.get(root, ()))
+        return self._rules[root]
 
 
 def touches_ignore_files(paths: Iterable[str]) -> bool:

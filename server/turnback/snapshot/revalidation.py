@@ -37,11 +37,16 @@ def config_home() -> Path:
 
 
 def excludes_file(repo: pygit2.Repository) -> Path | None:
+    """The file `core.excludesFile` names; a relative one from the work tree's top, as git
+    and libgit2 read it (not from this process's folder: the daemon's is `/`)."""
     try:
         value = repo.config["core.excludesFile"]
     except (KeyError, pygit2.GitError, ValueError):
         return None
-    return Path(os.path.expanduser(value)) if value else None
+    if not value:
+        return None
+    path = Path(os.path.expanduser(value))
+    return path if path.is_absolute() or not repo.workdir else Path(repo.workdir) / path
 
 
 def ignore_files(ws: WorkspaceRepo) -> list[Path]:
