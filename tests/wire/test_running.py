@@ -466,6 +466,26 @@ def test_undo_keeps_what_another_sessions_undo_put_back_meanwhile(repo: Path, se
     assert read(repo, "notes.txt") == "my notes, never committed\n"
 
 
+# Proves a redo leaves alone what another session's undo changed while the redone turn ran,
+# once that session has redone it since: the redo took the files back to what its own undo
+# had kept for the other session, silently, as the other session's last restore fell
+# after the turn and was not looked at.
+def test_redo_keeps_what_another_session_redid_since(repo: Path):
+    cli_ok(repo, "capture", "--session", "B", "--label", "B")
+    write(repo, "fb.txt", "by B\n")
+    cli_ok(repo, "capture", "--session", "B", "--phase", "after")
+    cli_ok(repo, "capture", "--session", "A", "--label", "A runs")
+    write(repo, "fa.txt", "by A\n")
+    cli_ok(repo, "undo", "--session", "B", "--force")  # during A's turn
+    cli_ok(repo, "capture", "--session", "A", "--phase", "after")
+    undone = cli_ok(repo, "undo", "--session", "A")
+    assert {"path": "fb.txt", "reason": "otherSession", "by": "B"} in undone["kept"]
+    cli_ok(repo, "redo", "--session", "B")
+    redone = cli_ok(repo, "redo", "--session", "A")
+    assert {"path": "fb.txt", "reason": "otherSession", "by": "B"} in redone["kept"]
+    assert read(repo, "fb.txt") == "by B\n" and read(repo, "fa.txt") == "by A\n"
+
+
 # Proves a redo leaves alone what another session's turn, sealed inside the redone one and
 # undone since, had changed: the redo wrote that turn's change back while its own session
 # still listed it undone.

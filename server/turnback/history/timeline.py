@@ -98,6 +98,9 @@ class TurnRecord:
     replaced: str | None = None
     #: The turns undone together with this one, as [oldest, newest] turn numbers.
     batch: list[int] | None = None
+    #: On the newest turn of an undo: what that undo left alone, [{path, reason, by?}];
+    #: its redo leaves them alone too (it takes back what the undo did, nothing more).
+    undo_kept: list[dict[str, str]] | None = None
     #: What the latest "after" capture left out (`skipped` is the "before" capture's).
     after_skipped: list[dict[str, str]] | None = None
     #: Why an agent turn ended without its harness's "after" hook (running.py), if it did.

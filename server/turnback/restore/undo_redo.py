@@ -78,6 +78,7 @@ class Restorer:
         left_by_undo: LeftByUndo | None = None,
         edited_between: frozenset[str] = frozenset(),
         others: OtherSessions | None = None,
+        left_alone: dict[str, dict[str, str]] | None = None,
     ) -> Plan:
         """What the restore would do; raises Conflict unless forced. Nothing under a
         repository in `created` (made by the turns being undone) is touched, nor anything
@@ -86,7 +87,10 @@ class Restorer:
         change of the user's. `edited_between`: paths the user changed between two of the
         turns undone together, conflicts as edits after the newest one are. `others`: what
         other sessions changed meanwhile (batches.py): kept as they left it, for them to
-        undo, or, where it cannot be told whose it is, a conflict naming them."""
+        undo, or, where it cannot be told whose it is, a conflict naming them. `left_alone`:
+        a redo's paths its undo left alone, kept again with the undo's reason (the redo
+        wrote back another session's file that undo had kept for it, after that session's
+        own redo put it back)."""
         moves, passed = compose(steps)
         if left_by_undo is not None:
             for path, entry in left_by_undo.kept(list(moves)).items():
@@ -109,6 +113,9 @@ class Restorer:
                     continue
                 del moves[path]
                 kept_for_others.append(KeptFile(path, OTHER_SESSION, session))
+        for path, kept in sorted((left_alone or {}).items()):
+            if moves.pop(path, None) is not None:
+                kept_for_others.append(KeptFile(path, kept["reason"], kept.get("by")))
         edited_between |= {path for path in others.unclear if path in moves}
         rules = target_rules(self.ctx, steps[-1], moves)
         plan = make_plan(
@@ -264,9 +271,10 @@ class Restorer:
             for turn in batch:
                 turn.state = UNDONE
                 turn.batch = [oldest.turn, newest.turn]
-                turn.replaced = None
+                turn.replaced = turn.undo_kept = None
                 turn.restored_at = restored_at
             newest.replaced = saved
+            newest.undo_kept = [_kept_json(k) for k in plan.kept] or None
             if end is None:  # what the capture of "now" left out: a redo seals the turn there
                 newest.after_skipped = [s.to_json() for s in snap.skipped]
             overwritten = _overwritten(plan)
@@ -345,7 +353,10 @@ class Restorer:
         saved = self.ctx.snapshot_commit(snap, "turnback: state replaced by redo\n")
         others = changed_by_others(self.ctx, timeline, turns, touched, redo=True)
         target_skipped = redo_target_skipped(timeline, turns[-1])
-        plan = self.plan(steps, snap, options, True, "redo", target_skipped, others=others)
+        left_alone = {k["path"]: k for turn in turns for k in turn.undo_kept or []}
+        plan = self.plan(
+            steps, snap, options, True, "redo", target_skipped, others=others, left_alone=left_alone
+        )
         rescued: RescuedVersion | None = None
         if not options.dry_run:
             restored_at = now_rfc3339()
@@ -357,7 +368,7 @@ class Restorer:
                     turn.after, turn.sealed_at = turn.replaced, restored_at
                     turn.after_repositories = self.ctx.scanner.states()
                 turn.state = ACTIVE
-                turn.replaced = None
+                turn.replaced = turn.undo_kept = None
                 turn.batch = None
                 turn.restored_at = restored_at
             overwritten = _overwritten(plan)
@@ -383,6 +394,10 @@ def _check_objects(repo: pygit2.Repository, writes: dict[str, Entry | None]) -> 
     for entry in writes.values():
         if entry is not None and entry.mode != FileMode.COMMIT and not exists(entry.oid):
             raise KeyError(f"object not found: {entry.oid}")
+
+
+def _kept_json(kept: KeptFile) -> dict[str, str]:
+    return {"path": kept.path, "reason": kept.reason} | ({"by": kept.by} if kept.by else {})
 
 
 def _overwritten(plan: Plan) -> list[str]:
