@@ -227,12 +227,7 @@ async def test_info_exclude_edit_keeps_formerly_ignored_file(client, repo: Path)
 # outer rules change (the outer .gitignore never judges the nested repository's files).
 async def test_nested_repository_judged_by_its_own_rules(client, repo: Path):
     write(repo, ".gitignore", "ignored/\n*.log\n")
-    nested = repo / "sub"
-    nested.mkdir()
-    git(nested, "init", "-q", "-b", "main")
-    write(nested, "s.txt", "s\n")
-    git(nested, "add", "-A")
-    git(nested, "commit", "-q", "-m", "nested")
+    nested = make_repo(repo / "sub", {"s.txt": "s\n"})
     (nested / ".git/info").mkdir(exist_ok=True)
     (nested / ".git/info/exclude").write_text("secret.txt\n")
     write(repo, "sub/secret.txt", "nested secret\n")
