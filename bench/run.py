@@ -59,20 +59,14 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 
+from baseline_a import GIT_ENV, temp_index_snapshot  # noqa: E402
 from dirty_undo import UNDO_FILES, dirty_undo_block  # noqa: E402
-from generate import GIT_ENV as _GENERATOR_GIT_ENV  # noqa: E402
 from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
 from generate import git as generated_git  # noqa: E402
 from git_storage import GitCommitPerTurn  # noqa: E402
 from hook import HOOK_CHANGED, hook_block  # noqa: E402
 from real_tree import c_sources, edit_c_file, linux_repo  # noqa: E402
 from resultfiles import OUTPUT, RESULTS_DIR, result_file  # noqa: E402
-
-#: The git CLI of the baselines: the generator's environment without its fixed dates, so
-#: that every baseline commit is a new object, as every turnback snapshot is.
-GIT_ENV = {k: v for k, v in _GENERATOR_GIT_ENV.items() if not k.endswith("_DATE")}
-#: git options that flush what turnback flushes on a capture: each loose object and the ref.
-FLUSHED_GIT = ("-c", "core.fsync=loose-object,reference", "-c", "core.fsyncMethod=fsync")
 
 TREE = os.environ.get("BENCH_TREE", "")
 #: Tracked files: the generated repository's size, or the real tree's (for the defaults).
@@ -359,24 +353,9 @@ class Bench:
     # ---- baselines ------------------------------------------------------------------------
 
     def baseline_a(self, flushed: bool = False) -> float:
-        """Hidden-ref method: temp index seeded from the user's, add -A, write-tree, commit-tree.
-
-        git's default `core.fsync` flushes no loose object and no ref, where turnback flushes
-        each (a snapshot must survive a power loss); `flushed` makes git flush them too."""
-        tmp_index = self.work / ".git" / "bench-tmp-index"
-        env = {**GIT_ENV, "GIT_INDEX_FILE": str(tmp_index)}
-        flush = FLUSHED_GIT if flushed else ()
-        start = time.perf_counter()
-        shutil.copyfile(self.work / ".git" / "index", tmp_index)
-        git(self.work, *flush, "add", "-A", env=env)
-        tree = git(self.work, *flush, "write-tree", env=env).strip()
-        commit = git(
-            self.work, *flush, "commit-tree", tree, "-p", "HEAD", "-m", "snapshot", env=env
-        )
-        git(self.work, *flush, "update-ref", "refs/bench/snapshot", commit.strip(), env=env)
-        elapsed = time.perf_counter() - start
-        tmp_index.unlink()
-        return elapsed
+        """Hidden-ref method: temp index seeded from the user's, add -A, write-tree,
+        commit-tree (baseline_a.py)."""
+        return temp_index_snapshot(self.work, flushed)
 
     def baseline_b(self) -> float:
         """`git stash create` (tracked changes only: it never captures untracked files)."""

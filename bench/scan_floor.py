@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import statistics
 import sys
 import tempfile
@@ -41,7 +40,8 @@ sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 os.environ["TURNBACK_DATA_DIR"] = tempfile.mkdtemp(prefix="turnback-scanfloor-")
 
 import pygit2  # noqa: E402
-from generate import GIT_ENV, REPOS_DIR, cached_repo, git, work_copy  # noqa: E402
+from baseline_a import temp_index_snapshot  # noqa: E402
+from generate import REPOS_DIR, cached_repo, work_copy  # noqa: E402
 from real_tree import linux_repo  # noqa: E402
 
 from turnback.config import Settings  # noqa: E402
@@ -74,19 +74,6 @@ def without_special_walk(capture: Callable[[], object]) -> None:
         capture()
     finally:
         specialfiles.SpecialFiles.start = real  # type: ignore[method-assign]
-
-
-def baseline_a(work: Path) -> None:
-    """run.py's baseline (a): a temporary index seeded from the user's, `add -A`,
-    `write-tree`, `commit-tree`, a ref."""
-    tmp_index = work / ".git" / "scan-floor-index"
-    env = {**GIT_ENV, "GIT_INDEX_FILE": str(tmp_index)}
-    shutil.copyfile(work / ".git" / "index", tmp_index)
-    git(work, "add", "-A", env=env)
-    tree = git(work, "write-tree", env=env).strip()
-    commit = git(work, "commit-tree", tree, "-p", "HEAD", "-m", "snapshot", env=env).strip()
-    git(work, "update-ref", "refs/bench/scan-floor", commit, env=env)
-    tmp_index.unlink()
 
 
 def tracked_by_directory(work: Path) -> list[tuple[bytes, list[bytes]]]:
@@ -147,7 +134,7 @@ def main() -> None:
         start_workdir_diff(repos, index, SCAN_FLAGS, str(work)).result()
 
     kinds: dict[str, tuple[bool, Callable[[], object]]] = {
-        "(a) git's temporary index, 10 changed": (True, lambda: baseline_a(work)),
+        "(a) git's temporary index, 10 changed": (True, lambda: temp_index_snapshot(work)),
         "turnback full scan, 10 changed": (True, lambda: engine.capture(label="probe")),
         "turnback full scan, 0 changed": (False, lambda: engine.capture(label="probe")),
         "turnback full scan, 10 changed, no special-file walk": (
