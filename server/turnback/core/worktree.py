@@ -41,6 +41,12 @@ def under_real_dirs(root: Path | str, path: str) -> bool:
     return True
 
 
+def in_work_tree(root: Path | str, path: str) -> bool:
+    """Whether something of the work tree's own stands at `path` (no parent followed
+    through a link)."""
+    return under_real_dirs(root, path) and os.path.lexists(os.path.join(root, path))
+
+
 #: lstat fields that change whenever a file is written or replaced (inode, size, mtime,
 #: ctime, mode), and its link count.
 Stamp = tuple[int, ...]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..core.worktree import under_real_dirs
+from ..core.worktree import in_work_tree
 from ..results import SkippedPath
 from ..snapshot.captured import Snapshot
 from ..snapshot.untracked import (
@@ -80,8 +80,5 @@ def gone_left_out(
         for entry in skipped
         if entry["reason"] in HELD_NOWHERE
         and entry["path"] not in described
-        and not (
-            under_real_dirs(root, entry["path"])
-            and os.path.lexists(os.path.join(root, entry["path"]))
-        )
+        and not in_work_tree(root, entry["path"])
     ]

@@ -13,9 +13,9 @@ def say_rescued(result: RestoreResult, rescued: RescuedVersion | None) -> None:
     if rescued is None:
         return
     result.rescued = rescued.to_result()
-    files = ", ".join(rescued.files[:3]) + (", ..." if len(rescued.files) > 3 else "")
     result.message += (
-        f". The changes it overwrote ({files}) are kept as rescued version {rescued.id}"
+        f". The changes it overwrote ({_some(rescued.files)}) are kept as rescued version "
+        f"{rescued.id}"
     )
 
 
@@ -24,12 +24,15 @@ def say_not_restored(result: RestoreResult, gone: list[SkippedPath]) -> None:
     if not gone:
         return
     result.not_restored = gone
-    shown = ", ".join(f"{g.path} ({g.reason})" for g in gone[:3]) + (
-        ", ..." if len(gone) > 3 else ""
-    )
+    shown = _some([f"{g.path} ({g.reason})" for g in gone])
     result.message += (
         f". Not brought back, as no snapshot held {'them' if len(gone) > 1 else 'it'}: {shown}"
     )
+
+
+def _some(names: list[str]) -> str:
+    """The first three of `names`, for a one-line message."""
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
 
 
 def failure_state(failed: RestoreError) -> str:

@@ -19,7 +19,7 @@ import pygit2
 
 from ..core.ondisk import look
 from ..core.treeops import Entry, entries_at, entry_at, is_dir_in
-from ..core.worktree import Stamp, UnsafePath, check_path, same_stamp, under_real_dirs
+from ..core.worktree import Stamp, UnsafePath, check_path, in_work_tree, same_stamp
 from ..results import FileAction, KeptFile
 from ..snapshot.untracked import UNREADABLE
 from .workwriter import ATTEMPTED, ChangedMeanwhile, WorkWriter
@@ -128,7 +128,7 @@ def make_plan(
             continue
         now = current_entries[path]
         full = os.path.join(root, path)
-        on_disk = under_real_dirs(root, path) and os.path.lexists(full)
+        on_disk = in_work_tree(root, path)
         if now == target and (on_disk or target is None):
             continue
         if unreadable_now(path):

@@ -21,7 +21,7 @@ import pygit2
 
 from ..core.repository import WorkspaceRepo
 from .ignore_rules import pattern_lines
-from .revalidation import config_home, excludes_file
+from .revalidation import default_excludes_file, excludes_file, info_exclude
 
 if TYPE_CHECKING:
     from .members import WorkspaceScanner
@@ -44,9 +44,8 @@ def outside_patterns(ws: WorkspaceRepo) -> list[str]:
     """The patterns in force from outside the work tree, the weaker first (git's order):
     the global excludes file (`core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`),
     then the repository's `info/exclude`."""
-    global_file = excludes_file(ws.repo) or config_home() / "git" / "ignore"
-    exclude = ws.objects_dir.parent / "info" / "exclude"
-    return pattern_lines(_read(global_file)) + pattern_lines(_read(exclude))
+    global_file = excludes_file(ws.repo) or default_excludes_file()
+    return pattern_lines(_read(global_file)) + pattern_lines(_read(info_exclude(ws)))
 
 
 def workspace_patterns(scanner: WorkspaceScanner) -> Patterns:

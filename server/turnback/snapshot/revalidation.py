@@ -49,10 +49,20 @@ def excludes_file(repo: pygit2.Repository) -> Path | None:
     return path if path.is_absolute() or not repo.workdir else Path(repo.workdir) / path
 
 
+def info_exclude(ws: WorkspaceRepo) -> Path:
+    """The repository's own exclude file."""
+    return ws.objects_dir.parent / "info" / "exclude"
+
+
+def default_excludes_file() -> Path:
+    """The global excludes file git reads where `core.excludesFile` is not set."""
+    return config_home() / "git" / "ignore"
+
+
 def ignore_files(ws: WorkspaceRepo) -> list[Path]:
     """The ignore files outside the work tree: the repository's exclude file, the
     default global one, and the one `core.excludesFile` names."""
-    files = [ws.objects_dir.parent / "info" / "exclude", config_home() / "git" / "ignore"]
+    files = [info_exclude(ws), default_excludes_file()]
     excludes = excludes_file(ws.repo)
     if excludes is not None:
         files.append(excludes)
