@@ -97,7 +97,8 @@ class Restorer:
                 passed.setdefault(path, set()).add(entry)
         current = self.ctx.repo[snap.tree]
         held: set[str] = set()
-        kept_for_others: list[KeptFile] = []
+        # Taken out of the moves before planning: others' files, and what the undo left alone.
+        kept_untouched: list[KeptFile] = []
         for path in [p for p in moves if is_held(p, created or [])]:
             if moves[path][1] is not None:
                 continue  # there before the turns (the user's, say, in a folder the agent
@@ -112,10 +113,10 @@ class Restorer:
                     edited_between |= {path}
                     continue
                 del moves[path]
-                kept_for_others.append(KeptFile(path, OTHER_SESSION, session))
+                kept_untouched.append(KeptFile(path, OTHER_SESSION, session))
         for path, kept in sorted((left_alone or {}).items()):
             if moves.pop(path, None) is not None:
-                kept_for_others.append(KeptFile(path, kept["reason"], kept.get("by")))
+                kept_untouched.append(KeptFile(path, kept["reason"], kept.get("by")))
         edited_between |= {path for path in others.unclear if path in moves}
         rules = target_rules(self.ctx, steps[-1], moves)
         plan = make_plan(
@@ -133,7 +134,7 @@ class Restorer:
             edited_between=edited_between,
         )
         plan.kept += [KeptFile(path, REPOSITORY_CREATED) for path in sorted(held)]
-        plan.kept += kept_for_others
+        plan.kept += kept_untouched
         if plan.conflicts and not options.force:
             raise Conflict(plan.conflicts, operation, frozenset(plan.unsaved), others.unclear)
         return plan
