@@ -58,18 +58,18 @@ PAUSE = 0.4
 class _NoSpecialFileWalk:
     """Stands in for a special-file walk that found nothing."""
 
+    relisted = 0
+
     def wait(self) -> None:
         pass
 
-    def result(self) -> list[str]:
-        return []
-
-    unreadable = nested = result
+    def outcome(self) -> specialfiles.WalkOutcome:
+        return specialfiles.WalkOutcome([], [], [])
 
 
 def without_special_walk(capture: Callable[[], object]) -> None:
     real = specialfiles.SpecialFiles.start
-    specialfiles.SpecialFiles.start = lambda _self, _excluded: _NoSpecialFileWalk()  # type: ignore[method-assign,assignment,return-value]
+    specialfiles.SpecialFiles.start = lambda _self, _excluded, _pool=None: _NoSpecialFileWalk()  # type: ignore[method-assign,assignment,return-value]
     try:
         capture()
     finally:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 from turnback.core.specialfiles import SpecialFiles
 
@@ -23,15 +26,15 @@ def test_cached_listings_follow_changes(tmp_path: Path):
     os.mkfifo(tmp_path / "excluded" / "pipe")
     _age(tmp_path / "a" / "b", tmp_path / "a", tmp_path / "c", tmp_path / "excluded", tmp_path)
     files = SpecialFiles(str(tmp_path))
-    assert files.start(["excluded"]).result() == []
+    assert files.start(["excluded"]).outcome().found == []
     os.mkfifo(tmp_path / "a" / "b" / "pipe")
-    assert files.start(["excluded"]).result() == ["a/b/pipe"]
+    assert files.start(["excluded"]).outcome().found == ["a/b/pipe"]
     _age(tmp_path / "a" / "b")
     (tmp_path / "c" / ".git").mkdir()
     os.mkfifo(tmp_path / "c" / "inside")
-    assert files.start(["excluded"]).result() == ["a/b/pipe"]  # c is a nested repository
+    assert files.start(["excluded"]).outcome().found == ["a/b/pipe"]  # c is a nested repository
     (tmp_path / "a" / "b" / "pipe").unlink()
-    assert files.start(["excluded"]).result() == []
+    assert files.start(["excluded"]).outcome().found == []
 
 
 # Proves an unchanged, trusted directory is not listed again (the point of the cache).
@@ -39,11 +42,11 @@ def test_unchanged_directory_is_not_listed_again(tmp_path: Path, monkeypatch):
     (tmp_path / "d").mkdir()
     _age(tmp_path / "d", tmp_path)
     files = SpecialFiles(str(tmp_path))
-    files.start([]).result()
+    files.start([]).wait()
     listed: list[str] = []
     real = os.scandir
     monkeypatch.setattr(os, "scandir", lambda path: listed.append(path) or real(path))
-    files.start([]).result()
+    files.start([]).wait()
     assert listed == []
 
 
@@ -55,16 +58,16 @@ def test_new_and_removed_directories_are_walked_again(tmp_path: Path):
     os.mkfifo(tmp_path / "skip" / "pipe")
     _age(tmp_path / "a", tmp_path / "b", tmp_path / "skip", tmp_path)
     files = SpecialFiles(str(tmp_path))
-    assert files.start(["skip"]).result() == []
+    assert files.start(["skip"]).outcome().found == []
     (tmp_path / "a" / "new").mkdir()
     os.mkfifo(tmp_path / "a" / "new" / "pipe")
-    assert files.start(["skip"]).result() == ["a/new/pipe"]
-    assert files.start([]).result() == ["a/new/pipe", "skip/pipe"]
+    assert files.start(["skip"]).outcome().found == ["a/new/pipe"]
+    assert files.start([]).outcome().found == ["a/new/pipe", "skip/pipe"]
     _age(tmp_path / "a" / "new", tmp_path / "a")
     (tmp_path / "a" / "new" / "pipe").unlink()
     (tmp_path / "a" / "new").rmdir()
     os.mkfifo(tmp_path / "b" / "pipe")
-    assert files.start([]).result() == ["b/pipe", "skip/pipe"]
+    assert files.start([]).outcome().found == ["b/pipe", "skip/pipe"]
     assert files.relisted > 0  # what tells a capture that untracked entries may have moved
 
 
@@ -75,8 +78,24 @@ def test_a_relisted_directory_counts_when_the_walk_starts_over(tmp_path: Path):
     (tmp_path / "a" / "gone").mkdir(parents=True)
     _age(tmp_path / "a" / "gone", tmp_path / "a", tmp_path)
     files = SpecialFiles(str(tmp_path))
-    files.start([]).result()
+    files.start([]).wait()
     (tmp_path / "a" / "gone").rmdir()
     os.utime(tmp_path / "a", (OLD + 60, OLD + 60))  # changed, and long enough ago to trust
-    assert files.start([]).result() == []
+    assert files.start([]).outcome().found == []
     assert files.relisted == 1
+
+
+# Proves a walk queued on the scan's threads that fails raises to the capture waiting for
+# it, rather than passing for a walk that found nothing (the thread it ran on lives on).
+def test_a_failed_walk_raises_to_the_capture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    files = SpecialFiles(str(tmp_path))
+
+    def refused(_excluded: frozenset[str]) -> list[str]:
+        raise OSError("the walk was refused")
+
+    monkeypatch.setattr(files, "walk", refused)
+    with ThreadPoolExecutor(1) as pool:
+        walk = files.start([], pool)
+        with pytest.raises(OSError, match="refused"):
+            walk.outcome()
+        assert pool.submit(lambda: "still serving").result() == "still serving"

@@ -3,8 +3,9 @@
 libgit2 silently skips anything that is not a file, symlink or directory, so a
 FIFO a turn made would appear in no capture. A full scan therefore also walks
 the work tree with `os.scandir` (the entry type comes from the directory
-listing: nothing is stat-ed or opened) in a thread beside libgit2's scan. The
-walk skips `.git`, nested repositories and excluded directory names; the few
+listing: nothing is stat-ed or opened), queued on the scan's own threads behind
+libgit2's work (a third thread beside them made three busy threads share two cores).
+The walk skips `.git`, nested repositories and excluded directory names; the few
 names it returns are checked against the ignore rules afterwards, by the
 caller's thread (a libgit2 repository must not be used by two threads at once).
 
@@ -36,6 +37,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 #: How close to its listing a directory's mtime makes the listing untrustworthy.
@@ -44,6 +46,16 @@ RACY_NS = 2_000_000_000
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+@dataclass(frozen=True)
+class WalkOutcome:
+    """What a walk found, each list sorted: special files, directories it may not list,
+    and directories holding a `.git` (which it did not enter)."""
+
+    found: list[str]
+    unreadable: list[str]
+    nested: list[str]
 
 
 @dataclass
@@ -73,10 +85,14 @@ class SpecialFiles:
         self._unreadable: list[str] = []
         self._nested: list[str] = []
 
-    def start(self, excluded_names: Iterable[str]) -> SpecialFileWalk:
+    def start(self, excluded_names: Iterable[str], pool: Executor | None = None) -> SpecialFileWalk:
+        """A walk on a thread of its own, or queued on `pool` (the scan's: scanner.py)."""
         self._settle()
-        self._last = SpecialFileWalk(self, frozenset(excluded_names) | {".git"})
+        self._last = SpecialFileWalk(self, _excluded(excluded_names), pool)
         return self._last
+
+    def _outcome(self) -> WalkOutcome:
+        return WalkOutcome(sorted(self._found), sorted(self._unreadable), sorted(self._nested))
 
     def _settle(self) -> None:
         """Waits for the last walk: a capture that failed may have left one running, and
@@ -148,16 +164,6 @@ class SpecialFiles:
         except OSError:
             listing.trusted = False
 
-    @property
-    def unreadable(self) -> list[str]:
-        """The directories the last walk reached but may not list."""
-        return self._unreadable
-
-    @property
-    def nested(self) -> list[str]:
-        """The directories holding a `.git` the last walk reached (and did not enter)."""
-        return self._nested
-
     def walk(self, excluded: frozenset[str]) -> list[str]:
         self.relisted = 0
         if excluded == self._walked_with and self._same_directories():
@@ -219,32 +225,43 @@ class SpecialFiles:
         return True
 
 
-class SpecialFileWalk:
-    """One background walk; `result()` waits for it and returns the paths it found."""
+def _excluded(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names) | {".git"}
 
-    def __init__(self, files: SpecialFiles, excluded: frozenset[str]) -> None:
+
+class SpecialFileWalk:
+    """One background walk; `outcome()` waits for it and returns what it found."""
+
+    def __init__(self, files: SpecialFiles, excluded: frozenset[str], pool: Executor | None):
         self._files = files
         self._excluded = excluded
-        self._found: list[str] = []
-        self._thread = threading.Thread(target=self._walk, name="turnback-special", daemon=True)
-        self._thread.start()
+        self._done = threading.Event()
+        self._failed: BaseException | None = None
+        if pool is not None:
+            pool.submit(self._run)
+        else:
+            threading.Thread(target=self._run, name="turnback-special", daemon=True).start()
 
-    def _walk(self) -> None:
-        self._found = self._files.walk(self._excluded)
+    def _run(self) -> None:
+        try:
+            self._files.walk(self._excluded)
+        except BaseException as error:  # raised to the capture, never lost with the thread
+            self._failed = error
+        finally:
+            self._done.set()
 
     def wait(self) -> None:
-        self._thread.join()
+        self._done.wait()
 
-    def result(self) -> list[str]:
+    def outcome(self) -> WalkOutcome:
+        """What this walk found, once it is done."""
         self.wait()
-        return sorted(self._found)
+        if self._failed is not None:
+            raise self._failed
+        return self._files._outcome()
 
-    def unreadable(self) -> list[str]:
-        """The directories this walk may not list (once it is done)."""
+    @property
+    def relisted(self) -> int:
+        """How many directories this walk listed anew (once it is done)."""
         self.wait()
-        return sorted(self._files.unreadable)
-
-    def nested(self) -> list[str]:
-        """The directories holding a `.git` this walk found (once it is done)."""
-        self.wait()
-        return sorted(self._files.nested)
+        return self._files.relisted

@@ -59,7 +59,7 @@ from .untracked import (
     within_limits,
 )
 from .userindex import UserIndex, is_unreadable_index, unreadable_index
-from .workdir_scan import start_workdir_diff
+from .workdir_scan import executor, start_workdir_diff
 
 #: Work-tree scan: untracked files listed, type changes kept, submodules left to their owners.
 #: Not UPDATE_INDEX: libgit2 writes the refreshed stat data into the repository's own index
@@ -217,9 +217,10 @@ class Scanner(ChangedPathsCapture):
         repos = self.handles.scan_repos(index)
         scan = start_workdir_diff(repos, index, SCAN_FLAGS, str(self.ws.root))
         if specials is None:
-            # Once the scan is planned: the walk holds the GIL in bursts, and planning
-            # makes thousands of short C calls that each wait for it (~80 ms on linux's tree).
-            specials = self._special_files.start(settings.excluded_directories)
+            # Queued behind the scan's groups, on the first of its threads to finish: as a
+            # third thread it took CPU from the two, while one core idled at the end (linux's
+            # tree, ten 8-capture runs alternated with the third thread's: 5 ms median less).
+            specials = self._special_files.start(settings.excluded_directories, executor())
         verify = fresh or private.unverified.exists()
         try:
             early, private.seed_check = private.seed_check, None
@@ -258,10 +259,11 @@ class Scanner(ChangedPathsCapture):
                     if verdict is not IGNORED:
                         skipped[verdict.path] = verdict
 
-        for path in specials.result():
+        walked = specials.outcome()
+        for path in walked.found:
             self._note_special(path, skipped)
-        unreadable = [d for d in specials.unreadable() if self._note_unreadable(d, skipped)]
-        for rel_dir in specials.nested():
+        unreadable = [d for d in walked.unreadable if self._note_unreadable(d, skipped)]
+        for rel_dir in walked.nested:
             if rel_dir in skipped:
                 continue
             if not plain and self.user_index.is_submodule(rel_dir):
