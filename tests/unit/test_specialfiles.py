@@ -90,7 +90,7 @@ def test_a_relisted_directory_counts_when_the_walk_starts_over(tmp_path: Path):
 def test_a_failed_walk_raises_to_the_capture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     files = SpecialFiles(str(tmp_path))
 
-    def refused(_excluded: frozenset[str]) -> list[str]:
+    def refused(_excluded: frozenset[str]) -> None:
         raise OSError("the walk was refused")
 
     monkeypatch.setattr(files, "walk", refused)

@@ -91,7 +91,8 @@ class SpecialFiles:
         self._last = SpecialFileWalk(self, _excluded(excluded_names), pool)
         return self._last
 
-    def _outcome(self) -> WalkOutcome:
+    def last_outcome(self) -> WalkOutcome:
+        """What the last walk found."""
         return WalkOutcome(sorted(self._found), sorted(self._unreadable), sorted(self._nested))
 
     def _settle(self) -> None:
@@ -164,10 +165,10 @@ class SpecialFiles:
         except OSError:
             listing.trusted = False
 
-    def walk(self, excluded: frozenset[str]) -> list[str]:
+    def walk(self, excluded: frozenset[str]) -> None:
         self.relisted = 0
         if excluded == self._walked_with and self._same_directories():
-            return self._found
+            return
         found: list[str] = []
         nested: list[str] = []
         walked: list[tuple[str, str, _Listing]] = []
@@ -190,7 +191,6 @@ class SpecialFiles:
         self._walked, self._walked_with, self._found = walked, excluded, found
         self._unreadable = [rel_dir for rel_dir, _full, listing in walked if listing.unreadable]
         self._nested = nested
-        return found
 
     def _same_directories(self) -> bool:
         """Whether the last walk's directories are still every directory it would reach,
@@ -258,7 +258,7 @@ class SpecialFileWalk:
         self.wait()
         if self._failed is not None:
             raise self._failed
-        return self._files._outcome()
+        return self._files.last_outcome()
 
     @property
     def relisted(self) -> int:
