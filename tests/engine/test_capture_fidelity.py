@@ -7,15 +7,17 @@ through the command line.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from helpers import git, make_repo, write
+from helpers import GIT_ENV, git, make_repo, without_root_overrides, write
 from turnback.config import Settings
 from turnback.core.pygit2_internals import STRICT_UTF8_PATHS
 from turnback.engine import Engine
@@ -481,3 +483,57 @@ def test_undo_as_root_keeps_the_files_owner(tmp_path: Path):
     st = os.lstat(root / "owned.txt")
     assert (st.st_uid, st.st_gid) == (1234, 5678)
     assert (root / "owned.txt").read_text() == "the user's\n"
+
+
+# Ensures a process that stays up (no watcher: full scans) reports folders made unreadable
+# between two of its captures, and its undo leaves their files alone: `chmod 000` moves a
+# folder's ctime alone, the cached listing passed for current, the capture called the
+# files deleted, and the undo deleted a tracked file and a user's untracked one.
+def test_folders_made_unreadable_between_warm_captures_are_kept(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"keep.txt": "k\n", "d/t.txt": "tracked v1\n"})
+    write(repo, "u/mine.txt", "the user's\n")
+    script = f"""
+import json, os, sys
+sys.path.insert(0, {str(Path(__file__).parents[2] / "server")!r})
+from turnback.core import specialfiles
+specialfiles.RACY_NS = 0  # the listings trusted at once, as two seconds later
+from turnback.engine import Engine
+from turnback.wire import to_wire
+root = {str(repo)!r}
+engine = Engine(root)
+engine.capture(label="turn 1")
+engine.capture(phase="after")
+os.chmod(root + "/d", 0)
+os.chmod(root + "/u", 0)
+before = to_wire(engine.capture(label="turn 2"))
+os.chmod(root + "/d", 0o755)
+os.chmod(root + "/u", 0o755)
+with open(root + "/d/t.txt", "w") as agent:
+    agent.write("agent edit\\n")
+engine.capture(phase="after")
+undone = to_wire(engine.undo())
+engine.close()
+print(json.dumps({{"skipped": before["skipped"], "files": undone["files"]}}))
+"""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            env=GIT_ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=without_root_overrides,
+        )
+    finally:
+        for folder in (repo / "d", repo / "u"):
+            if folder.exists():  # (the undo deleted both, with their files, before the fix)
+                os.chmod(folder, 0o755)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["skipped"] == [
+        {"path": "d", "reason": "unreadable"},
+        {"path": "u", "reason": "unreadable"},
+    ]
+    assert (repo / "u" / "mine.txt").read_text() == "the user's\n"
+    assert (repo / "d" / "t.txt").read_text() == "tracked v1\n"  # the turn's edit undone
+    assert git(repo, "status", "--porcelain") == "?? u/\n"

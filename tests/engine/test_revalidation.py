@@ -15,6 +15,7 @@ import pytest
 
 from helpers import git, make_repo, write
 from turnback.config import Settings
+from turnback.core import specialfiles
 from turnback.core.repository import open_workspace
 from turnback.snapshot import scanner as scanner_module
 from turnback.snapshot.scanner import Scanner
@@ -66,6 +67,7 @@ def _scanner(root: Path, monkeypatch: pytest.MonkeyPatch, checks: list[int]) -> 
     git(root, "config", "core.excludesFile", str(root.parent / "excludes"))
     write(root, CAPTURED, "untracked, captured\n")
     _settle_directories(root)
+    monkeypatch.setattr(specialfiles, "RACY_NS", 0)  # utime moved the ctimes to now
     original = scanner_module.recheck_untracked
     monkeypatch.setattr(
         scanner_module, "recheck_untracked", lambda *args: checks.append(1) or original(*args)

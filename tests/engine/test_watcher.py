@@ -13,6 +13,7 @@ import pytest
 
 from helpers import GIT_ENV, git, make_repo, without_root_overrides, write
 from turnback.config import Settings
+from turnback.core import specialfiles
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
 from turnback.snapshot.scanner import Scanner
@@ -45,6 +46,8 @@ def test_watched_captures_equal_full_scans(tmp_path: Path):
     assert len(set(both(watched, scanned))) == 1  # the first capture is a full scan anyway
 
     steps = [
+        lambda: os.utime(repo / "src"),  # a folder's times and mode: no change of content
+        lambda: os.chmod(repo / "src" / "deep", 0o700),
         lambda: write(repo, "a.txt", "edited\n"),
         lambda: write(repo, "new/dir/tree/x.txt", "created in new directories\n"),
         lambda: (repo / "src/b.py").unlink(),
@@ -87,11 +90,14 @@ def test_a_global_ignore_rule_reaches_the_watched_capture(tmp_path: Path):
 # Ensures the listings the watcher reads as it sets up serve the first full scan's
 # special-file walk (it lists only what changed since), and a FIFO made in between is
 # still reported.
-def test_the_watch_setup_listings_miss_nothing_made_after_them(tmp_path: Path):
+def test_the_watch_setup_listings_miss_nothing_made_after_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "src/b.py": "b\n", "docs/c.md": "c\n"})
     for directory in (repo, repo / "src", repo / "docs"):  # out of the racy window
         st = directory.stat()
         os.utime(directory, ns=(st.st_atime_ns, st.st_mtime_ns - 60_000_000_000))
+    monkeypatch.setattr(specialfiles, "RACY_NS", 0)  # utime moved the ctimes to now
     engine = Engine(str(repo))
     assert engine.enable_watcher()
     os.mkfifo(repo / "src" / "pipe")

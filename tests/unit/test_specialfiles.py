@@ -8,9 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from turnback.core import specialfiles
 from turnback.core.specialfiles import SpecialFiles
 
 OLD = 1_600_000_000  # a directory mtime far from now: its listing is trusted
+
+
+@pytest.fixture(autouse=True)
+def _trusted_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`os.utime` moves a directory's mtime back but its ctime to now: listings taken
+    after it are trusted at once here, as they would be two seconds later."""
+    monkeypatch.setattr(specialfiles, "RACY_NS", 0)
 
 
 def _age(*dirs: Path) -> None:
@@ -99,3 +107,31 @@ def test_a_failed_walk_raises_to_the_capture(tmp_path: Path, monkeypatch: pytest
         with pytest.raises(OSError, match="refused"):
             walk.outcome()
         assert pool.submit(lambda: "still serving").result() == "still serving"
+
+
+# Proves a trusted listing is read again once the folder's mode changes: `chmod` moves the
+# ctime alone, and a folder made unreadable was taken for the readable one it had been,
+# so a capture called its files deleted and an undo deleted them once they were readable.
+def test_a_folder_whose_mode_changed_is_listed_again(tmp_path: Path):
+    (tmp_path / "d").mkdir()
+    _age(tmp_path / "d", tmp_path)
+    files = SpecialFiles(str(tmp_path))
+    files.start([]).wait()
+    files.start([]).wait()
+    assert files.relisted == 0  # trusted: nothing moved
+    os.chmod(tmp_path / "d", 0o700)
+    files.start([]).wait()
+    assert files.relisted == 1
+
+
+# Proves a nested repository whose `.git` is removed stops being reported, though the
+# folder above it is unchanged: the quick check asked only the walked folders, and a
+# plain folder's captures went on reporting it as a repository.
+def test_a_repository_whose_git_is_removed_is_no_longer_nested(tmp_path: Path):
+    (tmp_path / "sub" / ".git").mkdir(parents=True)
+    _age(tmp_path / "sub", tmp_path)
+    files = SpecialFiles(str(tmp_path))
+    assert files.start([]).outcome().nested == ["sub"]
+    assert files.start([]).outcome().nested == ["sub"]  # from the quick check
+    (tmp_path / "sub" / ".git").rmdir()
+    assert files.start([]).outcome().nested == []

@@ -11,10 +11,12 @@ caller's thread (a libgit2 repository must not be used by two threads at once).
 
 Walking 100k entries in Python costs ~60 ms of a core that libgit2's parallel scan
 now wants, so `SpecialFiles` keeps each directory's listing and lists a directory
-again only when its mtime (or inode) changed: adding, removing or renaming an entry
-changes it. One `lstat` per directory remains, git's untracked-cache idea. A
-directory changed within `RACY_NS` of being listed is listed again next time, as its
-mtime may not show a change made in the same clock tick.
+again only when its mtime, ctime (or inode) changed: adding, removing or renaming an
+entry changes the mtime, and a `chmod` the ctime alone (a folder made unreadable was
+taken for a readable one, and its files for deleted ones). One `lstat` per directory
+remains, git's untracked-cache idea. A directory changed within `RACY_NS` of being
+listed is listed again next time, as its times may not show a change made in the same
+clock tick.
 
 A walk whose directories are all unchanged needs no walk at all: the last walk's
 directories are checked in one plain loop, and only a directory that gained or lost a
@@ -44,8 +46,11 @@ from dataclasses import dataclass, field
 RACY_NS = 2_000_000_000
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
-    return (st.st_mtime_ns, st.st_ino, st.st_dev)
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What moves when a directory's entries, or who may list them, change: its mtime
+    (an entry made, removed or renamed), its ctime (a `chmod 000` moves only that), and
+    which directory it is."""
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,7 @@ class WalkOutcome:
 
 @dataclass
 class _Listing:
-    stamp: tuple[int, int, int]  # mtime, inode, device of the directory when listed
+    stamp: tuple[int, int, int, int]  # `_stamp` of the directory when listed
     trusted: bool
     has_git: bool = False
     unreadable: bool = False  # listing it was refused
@@ -83,7 +88,9 @@ class SpecialFiles:
         self._walked_with: frozenset[str] | None = None
         self._found: list[str] = []
         self._unreadable: list[str] = []
-        self._nested: list[str] = []
+        #: The nested repositories it reached, with their listings: the quick check
+        #: asks them too, or a `.git` removed would stay reported.
+        self._nested: list[tuple[str, str, _Listing]] = []
 
     def start(self, excluded_names: Iterable[str], pool: Executor | None = None) -> SpecialFileWalk:
         """A walk on a thread of its own, or queued on `pool` (the scan's: scanner.py)."""
@@ -93,7 +100,8 @@ class SpecialFiles:
 
     def last_outcome(self) -> WalkOutcome:
         """What the last walk found."""
-        return WalkOutcome(sorted(self._found), sorted(self._unreadable), sorted(self._nested))
+        nested = sorted(rel_dir for rel_dir, _full, _listing in self._nested)
+        return WalkOutcome(sorted(self._found), sorted(self._unreadable), nested)
 
     def _settle(self) -> None:
         """Waits for the last walk: a capture that failed may have left one running, and
@@ -135,7 +143,8 @@ class SpecialFiles:
     def _read(self, full: str, st: os.stat_result) -> tuple[_Listing, list[os.DirEntry[str]]]:
         """The directory's listing, `st` being its stat taken just before."""
         listed_at = time.time_ns()
-        listing = _Listing(_stamp(st), trusted=listed_at - st.st_mtime_ns > RACY_NS)
+        changed_at = max(st.st_mtime_ns, st.st_ctime_ns)
+        listing = _Listing(_stamp(st), trusted=listed_at - changed_at > RACY_NS)
         try:
             with os.scandir(full) as entries:
                 listed = list(entries)
@@ -170,7 +179,7 @@ class SpecialFiles:
         if excluded == self._walked_with and self._same_directories():
             return
         found: list[str] = []
-        nested: list[str] = []
+        nested: list[tuple[str, str, _Listing]] = []
         walked: list[tuple[str, str, _Listing]] = []
         stack = [""]
         while stack:  # `relisted` keeps what the check above listed again
@@ -178,14 +187,15 @@ class SpecialFiles:
             listing = self._listing(rel_dir)
             if listing is None:
                 continue  # gone
+            full = os.path.join(self._root, rel_dir)
             if rel_dir and listing.has_git:
-                nested.append(rel_dir)  # a nested repository: its own owner's
+                nested.append((rel_dir, full, listing))  # a nested repository: its owner's
                 continue
-            walked.append((rel_dir, os.path.join(self._root, rel_dir), listing))
+            walked.append((rel_dir, full, listing))
             prefix = f"{rel_dir}/" if rel_dir else ""
             found.extend(prefix + name for name in listing.specials)
             stack.extend(prefix + name for name in listing.subdirs if name not in excluded)
-        seen = {rel_dir for rel_dir, _full, _listing in walked}
+        seen = {rel_dir for rel_dir, _full, _listing in walked + nested}
         for gone in self._listings.keys() - seen:
             del self._listings[gone]  # no longer reached: forget it, keep memory bounded
         self._walked, self._walked_with, self._found = walked, excluded, found
@@ -196,7 +206,15 @@ class SpecialFiles:
         """Whether the last walk's directories are still every directory it would reach,
         listing again only those whose stamp moved (a plain loop over the last walk's
         directories: half the cost of walking them, ~14 ms of `lstat` on linux's tree).
-        False as soon as one is gone, or gained or lost a subdirectory or a `.git`."""
+        False as soon as one is gone, or gained or lost a subdirectory or a `.git`, or a
+        nested repository's folder changed at all (its `.git` may be gone)."""
+        for _rel_dir, full, listing in self._nested:
+            try:
+                st = os.lstat(full)
+            except OSError:
+                return False
+            if not (listing.trusted and listing.stamp == _stamp(st)):
+                return False
         changed = False
         for position, (rel_dir, full, listing) in enumerate(self._walked):
             try:

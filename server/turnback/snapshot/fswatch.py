@@ -36,6 +36,8 @@ _IN_ONLYDIR = 0x01000000
 _IN_DONT_FOLLOW = 0x02000000
 _IN_NONBLOCK = os.O_NONBLOCK
 _IN_CLOEXEC = os.O_CLOEXEC
+#: The events by which a folder's entries, not its attributes, change.
+_STRUCTURE = _IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO
 _MASK = (
     _IN_MODIFY
     | _IN_ATTRIB
@@ -255,6 +257,11 @@ class Watcher:
             if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
                 if not parent:
                     self.lost = True  # the root itself went away or moved
+                continue
+            if not name or (mask & _IN_ISDIR and not mask & _STRUCTURE):
+                # A folder's own mode or times (`touch src`, `chmod`): git keeps neither, and
+                # a folder among the changed paths is one made or moved in, whose old files
+                # go (all of `src/` was dropped from the snapshot, for an undo to delete).
                 continue
             rel = f"{parent}/{name}" if parent else name
             if name == ".git":
