@@ -133,5 +133,7 @@ def test_a_repository_whose_git_is_removed_is_no_longer_nested(tmp_path: Path):
     files = SpecialFiles(str(tmp_path))
     assert files.start([]).outcome().nested == ["sub"]
     assert files.start([]).outcome().nested == ["sub"]  # from the quick check
+    (tmp_path / "sub" / "new.txt").write_text("the nested repository's own\n")
+    assert files.start([]).outcome().nested == ["sub"]  # listed again: still a repository
     (tmp_path / "sub" / ".git").rmdir()
     assert files.start([]).outcome().nested == []

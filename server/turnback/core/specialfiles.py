@@ -207,14 +207,21 @@ class SpecialFiles:
         listing again only those whose stamp moved (a plain loop over the last walk's
         directories: half the cost of walking them, ~14 ms of `lstat` on linux's tree).
         False as soon as one is gone, or gained or lost a subdirectory or a `.git`, or a
-        nested repository's folder changed at all (its `.git` may be gone)."""
-        for _rel_dir, full, listing in self._nested:
+        nested repository's folder lost its `.git`."""
+        for position, (rel_dir, full, listing) in enumerate(self._nested):
             try:
                 st = os.lstat(full)
             except OSError:
                 return False
-            if not (listing.trusted and listing.stamp == _stamp(st)):
+            if listing.trusted and listing.stamp == _stamp(st):
+                continue
+            if not stat.S_ISDIR(st.st_mode):
                 return False
+            fresh, _entries = self._read(full, st)
+            if not fresh.has_git:
+                return False  # a folder of this tree again: walked
+            self._listings[rel_dir] = fresh
+            self._nested[position] = (rel_dir, full, fresh)
         changed = False
         for position, (rel_dir, full, listing) in enumerate(self._walked):
             try:

@@ -265,7 +265,7 @@ class Watcher:
                 continue
             rel = f"{parent}/{name}" if parent else name
             if name == ".git":
-                if mask & (_IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO):
+                if mask & _STRUCTURE:
                     self.lost = True  # a repository appeared or went: find them again
                 continue
             self.changed.add(rel)
