@@ -449,3 +449,22 @@ print("ok")
     finally:
         os.chmod(repo / "locked", 0o755)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+# Ensures a folder left out whole (node_modules) that appeared after the watcher's last
+# full scan is named by the watcher's capture, so an undo of a turn that moved it keeps its
+# files: the watcher never lists its files, and the undo deleted them as the turn's.
+def test_a_left_out_folder_made_after_the_last_full_scan_is_kept(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    engine = Engine(str(repo))
+    assert engine.enable_watcher()
+    engine.capture(label="turn 1")
+    engine.capture(phase="after")  # the watcher's path from here on
+    write(repo, "node_modules/pkg/index.js", "the user's package\n")
+    before = engine.capture(label="turn 2")
+    assert [(s.path, s.reason) for s in before.skipped] == [("node_modules", "excludedDirectory")]
+    os.rename(repo / "node_modules", repo / "vendor")  # the agent
+    engine.capture(phase="after")
+    engine.undo()
+    assert (repo / "vendor" / "pkg" / "index.js").read_text() == "the user's package\n"
+    engine.close()

@@ -27,6 +27,7 @@ from .untracked import (
     SUBMODULE,
     UNREADABLE,
     Skipped,
+    UntrackedPolicy,
     is_special,
     within_limits,
 )
@@ -85,6 +86,8 @@ class ChangedPathsCapture:
                 drop(path)  # a file that is gone or became a directory; a directory gone
                 if st is None:
                     index.remove_directory(path)
+                elif (whole := _left_out_whole(policy, path)) is not None:
+                    skipped[whole.path] = whole
                 continue
             if is_special(st):
                 drop(path)  # the snapshot must not claim what stood there before
@@ -154,3 +157,14 @@ class ChangedPathsCapture:
             for path, left in self._left_out.items()
             if path not in changed and left.reason != SUBMODULE and os.path.lexists(root / path)
         }
+
+
+def _left_out_whole(policy: UntrackedPolicy, rel_dir: str) -> Skipped | None:
+    """What a folder made or moved in is left out as, when it is left out whole (an
+    excluded name such as `node_modules`, too many files): named as a full scan names it,
+    with its identity, since no event of its files ever comes (it is not watched). A turn
+    that moved it away was otherwise undone by deleting its files."""
+    if policy.ignored(rel_dir + "/"):
+        return None  # a full scan never lists it either, and no restore touches it
+    verdict = policy.dir_verdict(rel_dir)
+    return verdict if verdict is not None and verdict is not IGNORED else None

@@ -27,7 +27,8 @@ from .members import WorkspaceScanner
 from .revalidation import ignore_files, rule_files_stamp
 
 #: Even with a watcher, a full scan runs at least this often: a safety net for changes
-#: inotify cannot see (network file systems, writes through mmap).
+#: inotify cannot see (network file systems, writes through mmap, a write through a hard
+#: link seen under its other names).
 FULL_SCAN_INTERVAL = 300.0
 
 
