@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from helpers import GIT_ENV, git, make_repo, without_root_overrides, write
+from helpers import git, make_repo, python_as_user, write
 from turnback.config import Settings
 from turnback.core.pygit2_internals import STRICT_UTF8_PATHS
 from turnback.engine import Engine
@@ -516,14 +515,7 @@ engine.close()
 print(json.dumps({{"skipped": before["skipped"], "files": undone["files"]}}))
 """
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", script],
-            env=GIT_ENV,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            preexec_fn=without_root_overrides,
-        )
+        done = python_as_user(script)
     finally:
         for folder in (repo / "d", repo / "u"):
             if folder.exists():  # (the undo deleted both, with their files, before the fix)

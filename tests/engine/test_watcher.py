@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from helpers import GIT_ENV, git, make_repo, without_root_overrides, write
+from helpers import GIT_ENV, git, make_repo, python_as_user, write
 from turnback.config import Settings
 from turnback.core import specialfiles
 from turnback.engine import Engine
@@ -438,14 +438,7 @@ assert engine.repo[tree["locked/secret.txt"].id].data == b"edited in the folder\
 print("ok")
 """
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", script],
-            env=GIT_ENV,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            preexec_fn=without_root_overrides,
-        )
+        done = python_as_user(script)
     finally:
         os.chmod(repo / "locked", 0o755)
     assert done.stdout.strip() == "ok", done.stderr

@@ -6,7 +6,7 @@ concern each: env (the isolated environment), git, files, cli, lsp, objects
 built on them (`repo`, `client`) are in tests/conftest.py.
 """
 
-from .cli import cli_json, cli_syscalls, run_cli, without_root_overrides
+from .cli import cli_json, cli_syscalls, python_as_user, run_cli, without_root_overrides
 from .env import DATA_DIR, GIT_ENV, SERVER_ENV
 from .files import read, tree_state, write
 from .git import git, git_run, make_repo
@@ -59,6 +59,7 @@ __all__ = [
     "tree_state",
     "undo",
     "wait_for",
+    "python_as_user",
     "without_root_overrides",
     "write",
 ]

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .env import SERVER_ENV
+from .env import GIT_ENV, SERVER_ENV
 
 
 def run_cli(
@@ -60,3 +60,16 @@ def without_root_overrides() -> None:
     for capability in _DAC_CAPABILITIES:
         if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def python_as_user(script: str) -> subprocess.CompletedProcess:
+    """`python -c script` in a process that file permissions apply to (tests run as root),
+    with the git environment of the tests."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        env=GIT_ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=without_root_overrides,
+    )

@@ -209,31 +209,19 @@ class SpecialFiles:
         False as soon as one is gone, or gained or lost a subdirectory or a `.git`, or a
         nested repository's folder lost its `.git`."""
         for position, (rel_dir, full, listing) in enumerate(self._nested):
-            try:
-                st = os.lstat(full)
-            except OSError:
-                return False
-            if listing.trusted and listing.stamp == _stamp(st):
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                return False
-            fresh, _entries = self._read(full, st)
-            if not fresh.has_git:
-                return False  # a folder of this tree again: walked
+            fresh = self._current(full, listing)
+            if fresh is None or not fresh.has_git:
+                return False  # gone, or a folder of this tree again: walked
             self._listings[rel_dir] = fresh
             self._nested[position] = (rel_dir, full, fresh)
         changed = False
         for position, (rel_dir, full, listing) in enumerate(self._walked):
-            try:
-                st = os.lstat(full)
-            except OSError:
-                return False
-            if listing.trusted and listing.stamp == _stamp(st):
+            fresh = self._current(full, listing)
+            if fresh is listing:
                 continue
-            if not stat.S_ISDIR(st.st_mode):
+            if fresh is None:
                 return False
             self.relisted += 1
-            fresh, _entries = self._read(full, st)
             self._listings[rel_dir] = fresh
             self._walked[position] = (rel_dir, full, fresh)
             if fresh.has_git != listing.has_git or set(fresh.subdirs) != set(listing.subdirs):
@@ -248,6 +236,20 @@ class SpecialFiles:
             ]
             self._unreadable = [r for r, _full, listing in self._walked if listing.unreadable]
         return True
+
+    def _current(self, full: str, listing: _Listing) -> _Listing | None:
+        """The folder's listing now: `listing` itself while its stamp stands, read again
+        once it moved; None when the folder is gone or is no folder now."""
+        try:
+            st = os.lstat(full)
+        except OSError:
+            return None
+        if listing.trusted and listing.stamp == _stamp(st):
+            return listing
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        fresh, _entries = self._read(full, st)
+        return fresh
 
 
 def _excluded(names: Iterable[str]) -> frozenset[str]:
