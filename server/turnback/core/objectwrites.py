@@ -30,10 +30,13 @@ from ..errors import StorageFailed
 #: Attempts at one object write while git prunes: each loses only if a prune removes
 #: the new folder during the ~0.5 ms flush, and a `prune-packed` passes each folder once.
 #: Prunes run back to back (the test's, or a loop of gc runs) beat 6 attempts on a loaded
-#: machine (CI, once); 12 wait at most ~130 ms in all.
-PRUNE_ATTEMPTS = 12
-#: The pause before the second attempt, then growing: a prune under way moves on.
+#: machine (CI, once), and 12 in a fresh clone's `make test` (once); 30 wait at most
+#: ~0.3 s in all.
+PRUNE_ATTEMPTS = 30
+#: The pause before the second attempt, then growing up to `PRUNE_PAUSE_MAX`: a prune
+#: under way moves on.
 PRUNE_PAUSE = 0.002
+PRUNE_PAUSE_MAX = 0.01
 
 #: Where libgit2 links a loose object in, as its error names it.
 _LOOSE_OBJECT = re.compile(r"/objects/[0-9a-f]{2}/[0-9a-f]{38}\b")
@@ -68,7 +71,7 @@ def written(write: Callable[[], T], where: str | None = None, size: int = 0) -> 
                 raise _disk_full(where) from error  # libgit2's own words may be stale
             if attempt == PRUNE_ATTEMPTS or not pruned_under(error):
                 raise StorageFailed.from_os_error(error) from error
-            time.sleep(PRUNE_PAUSE * attempt)
+            time.sleep(min(PRUNE_PAUSE * attempt, PRUNE_PAUSE_MAX))
         except pygit2.GitError as error:
             if where is not None and _no_space(where, size):
                 raise _disk_full(where) from error
