@@ -58,8 +58,6 @@ PAUSE = 0.4
 class _NoSpecialFileWalk:
     """Stands in for a special-file walk that found nothing."""
 
-    relisted = 0
-
     def wait(self) -> None:
         pass
 

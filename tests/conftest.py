@@ -14,6 +14,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from helpers import DATA_DIR, SERVER_ENV, make_repo, open_session, server_command
+from turnback.core import specialfiles
 
 os.environ["TURNBACK_DATA_DIR"] = str(DATA_DIR)  # for in-process engine tests
 
@@ -25,6 +26,14 @@ def repo(tmp_path: Path) -> Path:
         tmp_path / "repo",
         {"README.md": "hello\n", "src/app.py": "print('v1')\n", ".gitignore": "ignored/\n*.log\n"},
     )
+
+
+@pytest.fixture
+def listings_trusted_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process engines trust a folder's listing as soon as it is taken: the tests age
+    folders with `os.utime`, which moves their mtime back but their ctime to now, and a
+    listing is otherwise trusted only two seconds after both (core/specialfiles.py)."""
+    monkeypatch.setattr(specialfiles, "RACY_NS", 0)
 
 
 @pytest_lsp.fixture(

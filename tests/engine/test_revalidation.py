@@ -15,7 +15,6 @@ import pytest
 
 from helpers import git, make_repo, write
 from turnback.config import Settings
-from turnback.core import specialfiles
 from turnback.core.repository import open_workspace
 from turnback.snapshot import scanner as scanner_module
 from turnback.snapshot.scanner import Scanner
@@ -67,7 +66,6 @@ def _scanner(root: Path, monkeypatch: pytest.MonkeyPatch, checks: list[int]) -> 
     git(root, "config", "core.excludesFile", str(root.parent / "excludes"))
     write(root, CAPTURED, "untracked, captured\n")
     _settle_directories(root)
-    monkeypatch.setattr(specialfiles, "RACY_NS", 0)  # utime moved the ctimes to now
     original = scanner_module.recheck_untracked
     monkeypatch.setattr(
         scanner_module, "recheck_untracked", lambda *args: checks.append(1) or original(*args)
@@ -79,6 +77,7 @@ def _scanner(root: Path, monkeypatch: pytest.MonkeyPatch, checks: list[int]) -> 
     return scanner
 
 
+@pytest.mark.usefixtures("listings_trusted_at_once")  # `_settle_directories` moves ctimes
 @pytest.mark.parametrize("name, change, dropped", CHANGES, ids=[c[0] for c in CHANGES])
 def test_a_changed_rule_drops_an_untracked_entry(
     tmp_path: Path,
@@ -99,6 +98,7 @@ def test_a_changed_rule_drops_an_untracked_entry(
     assert dropped not in tree, name
 
 
+@pytest.mark.usefixtures("listings_trusted_at_once")
 def test_edits_of_tracked_files_skip_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A turn that only edits tracked files leaves the untracked verdicts unasked."""
     root = tmp_path / "repo"

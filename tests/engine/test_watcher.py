@@ -13,7 +13,6 @@ import pytest
 
 from helpers import GIT_ENV, git, make_repo, python_as_user, write
 from turnback.config import Settings
-from turnback.core import specialfiles
 from turnback.engine import Engine
 from turnback.snapshot import fswatch
 from turnback.snapshot.scanner import Scanner
@@ -90,14 +89,12 @@ def test_a_global_ignore_rule_reaches_the_watched_capture(tmp_path: Path):
 # Ensures the listings the watcher reads as it sets up serve the first full scan's
 # special-file walk (it lists only what changed since), and a FIFO made in between is
 # still reported.
-def test_the_watch_setup_listings_miss_nothing_made_after_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+@pytest.mark.usefixtures("listings_trusted_at_once")  # utime moves the ctimes to now
+def test_the_watch_setup_listings_miss_nothing_made_after_them(tmp_path: Path):
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "src/b.py": "b\n", "docs/c.md": "c\n"})
     for directory in (repo, repo / "src", repo / "docs"):  # out of the racy window
         st = directory.stat()
         os.utime(directory, ns=(st.st_atime_ns, st.st_mtime_ns - 60_000_000_000))
-    monkeypatch.setattr(specialfiles, "RACY_NS", 0)  # utime moved the ctimes to now
     engine = Engine(str(repo))
     assert engine.enable_watcher()
     os.mkfifo(repo / "src" / "pipe")

@@ -8,17 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from turnback.core import specialfiles
 from turnback.core.specialfiles import SpecialFiles
 
 OLD = 1_600_000_000  # a directory mtime far from now: its listing is trusted
 
 
-@pytest.fixture(autouse=True)
-def _trusted_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`os.utime` moves a directory's mtime back but its ctime to now: listings taken
-    after it are trusted at once here, as they would be two seconds later."""
-    monkeypatch.setattr(specialfiles, "RACY_NS", 0)
+pytestmark = pytest.mark.usefixtures("listings_trusted_at_once")
 
 
 def _age(*dirs: Path) -> None:

@@ -286,9 +286,3 @@ class SpecialFileWalk:
         if self._failed is not None:
             raise self._failed
         return self._files.last_outcome()
-
-    @property
-    def relisted(self) -> int:
-        """How many directories this walk listed anew (once it is done)."""
-        self.wait()
-        return self._files.relisted
