@@ -183,6 +183,7 @@ class Engine:
             finally:
                 for scanner in self.scanner.scanners():  # each repository's, members' too
                     scanner.ws.settle_permissions()
+                    scanner.release_cache_write()
 
     def _check_still_there(self) -> None:
         """The workspace folder (and its repository) deleted under a long-lived engine: say

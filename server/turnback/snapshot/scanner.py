@@ -381,6 +381,11 @@ class Scanner(ChangedPathsCapture):
         tracked = not self.ws.shadow and self.user_index.tracks(path)
         return not tracked and path_is_ignored(self.ws.repo, path)
 
+    def release_cache_write(self) -> None:
+        """Starts the stat cache's write the last capture held (cachewrite.py): the
+        operation that made it has ended, and no longer needs the core or the disk."""
+        self._cache_writer.release()
+
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
         self.held.write()
