@@ -274,6 +274,15 @@ class Engine:
                 self._watch.close()
                 self._watch = None
 
+    def settle(self) -> None:
+        """Until what the last operation left running once it answered is done (the stat
+        caches' writes, unpacking): a measurement that follows must not share the machine
+        with it (bench/run.py)."""
+        self.unpacking.wait()
+        with self._lock:
+            for scanner in self.scanner.scanners():
+                scanner.settle_cache_write()
+
     # ---- capture -------------------------------------------------------------------------
 
     def capture(

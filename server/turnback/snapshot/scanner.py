@@ -386,6 +386,10 @@ class Scanner(ChangedPathsCapture):
         operation that made it has ended, and no longer needs the core or the disk."""
         self._cache_writer.release()
 
+    def settle_cache_write(self) -> None:
+        """Until the stat cache's write (and a member's held objects) are on disk."""
+        self.held.settle()
+
     def flush(self) -> None:
         """Saves the in-memory stat cache, so the next process starts warm."""
         self.held.write()
