@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from turnback.core import specialfiles
 from turnback.core.specialfiles import SpecialFiles
 
 OLD = 1_600_000_000  # a directory mtime far from now: its listing is trusted
 
 
 pytestmark = pytest.mark.usefixtures("listings_trusted_at_once")
+
+
+@pytest.fixture(autouse=True, params=["relative to the tree", "full paths"])
+def quick_check_paths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test twice: the quick check's `lstat`s relative to the tree's folder, and by
+    full path, as where `lstat` takes no folder descriptor (Windows)."""
+    if request.param == "full paths":
+
+        @contextmanager
+        def no_descriptor(_root: str) -> Iterator[None]:
+            yield None
+
+        monkeypatch.setattr(specialfiles, "_top_folder", no_descriptor)
 
 
 def _age(*dirs: Path) -> None:
