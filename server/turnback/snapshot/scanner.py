@@ -337,13 +337,16 @@ class Scanner(ChangedPathsCapture):
         self._rules_checked, self._untracked_moved = rules, False
         unverified = private.unverified
 
-        def verified() -> None:
+        def written() -> None:
             if verify:  # only once the re-hashed entries are on disk
                 unverified.unlink(missing_ok=True)
+            # The write comes after the operation's own pass over what it made (held
+            # until then: cachewrite.py), so the new file gets its bits and owner here.
+            self.ws.settle_permissions()
 
         stale = scan.stale_groups()  # where libgit2 hashed files it found unchanged
         restat = partial(refresh_stale, self.handles.idle_handle(), index, stale) if stale else None
-        self._cache_writer.start(index, verified, self.handles.cache_refresh(tree), restat)
+        self._cache_writer.start(index, written, self.handles.cache_refresh(tree), restat)
         self._left_out = dict(skipped)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
@@ -394,6 +397,7 @@ class Scanner(ChangedPathsCapture):
         """Saves the in-memory stat cache, so the next process starts warm."""
         self.held.write()
         self.private.save()
+        self.ws.settle_permissions()  # the file just written, as after an operation
 
     def capture_paths(
         self, settings: Settings, base: pygit2.Tree | None, paths: set[str]
