@@ -31,7 +31,7 @@ class _RecordingPool:
 
 
 # Proves the capture's turn is saved before the stat cache's write starts, and that the
-# write still happens: a new engine starts warm from the file it wrote.
+# write still happens: the index file is there once the engine closes.
 def test_the_cache_write_starts_after_the_turn_is_saved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
