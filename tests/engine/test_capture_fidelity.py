@@ -484,6 +484,42 @@ def test_undo_as_root_keeps_the_files_owner(tmp_path: Path):
     assert (root / "owned.txt").read_text() == "the user's\n"
 
 
+# Ensures a folder that can be listed but not searched (`chmod 644`) during a turn's first
+# capture is reported unreadable, and the undo keeps the user's files below it: libgit2 could
+# stat none of them and called them absent, the walk took its subfolder for gone, nothing was
+# reported, and once the mode was back the undo deleted the files as the turn's own.
+def test_a_folder_listed_but_not_searchable_is_unreadable(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo", {"top.txt": "x\n"})
+    write(repo, "docs/notes/one.txt", "precious 1\n")  # the user's, never committed
+    script = f"""
+import json, os, sys
+sys.path.insert(0, {str(Path(__file__).parents[2] / "server")!r})
+from turnback.engine import Engine
+from turnback.wire import to_wire
+root = {str(repo)!r}
+os.chmod(root + "/docs", 0o644)
+engine = Engine(root)
+before = to_wire(engine.capture(label="turn"))
+os.chmod(root + "/docs", 0o755)
+with open(root + "/top.txt", "a") as agent:
+    agent.write("agent\\n")
+engine.capture(phase="after")
+undone = to_wire(engine.undo())
+engine.close()
+print(json.dumps({{"skipped": before["skipped"], "files": undone["files"]}}))
+"""
+    try:
+        done = python_as_user(script)
+    finally:
+        if (repo / "docs").exists():  # (the undo deleted it, with the files, before the fix)
+            os.chmod(repo / "docs", 0o755)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["skipped"] == [{"path": "docs", "reason": "unreadable"}]
+    assert (repo / "docs" / "notes" / "one.txt").read_text() == "precious 1\n"
+    assert (repo / "top.txt").read_text() == "x\n"  # the turn's own edit undone
+
+
 # Ensures a process that stays up (no watcher: full scans) reports folders made unreadable
 # between two of its captures, and its undo leaves their files alone: `chmod 000` moves a
 # folder's ctime alone, the cached listing passed for current, the capture called the

@@ -27,9 +27,10 @@ to the tree's folder and compares the stamp field by field, nothing more. Throug
 a tuple and a full path per directory, linux's 5,093 took ~14 ms alone; this way 10.4 ms,
 nearly all of it the system calls (the capture, six alternated runs of 10: 6 ms less).
 
-The same walk notes each directory it may not list (`PermissionError`): libgit2 skips
-such a directory without a word, so a capture would otherwise claim its files gone, and
-a restore would delete them once they could be read again.
+The same walk notes each directory it may not list (`PermissionError`), or may list but
+not search (`chmod 644`): libgit2 skips such a directory's files without a word, so a
+capture would otherwise claim its files gone, and a restore would delete them once they
+could be read again.
 
 A watching process lists every directory as it sets its watches up; it reads them
 through `list_directory`, so its first full scan lists none of them a second time
@@ -156,6 +157,8 @@ class SpecialFiles:
         try:
             with os.scandir(full) as entries:
                 listed = list(entries)
+            if listed and st.st_mode & 0o111 != 0o111 and not _searchable(listed[0]):
+                raise PermissionError(f"{full}: listed, but not searchable")
         except OSError as error:
             listing.trusted = False
             listing.unreadable = isinstance(error, PermissionError)
@@ -285,6 +288,20 @@ class SpecialFiles:
             return None
         fresh, _entries = self._read(full, st)
         return fresh
+
+
+def _searchable(entry: os.DirEntry[str]) -> bool:
+    """Whether what a folder holds can be looked at, not only listed: a folder with the read
+    bit and not the search bit (`chmod 644`) lists its names, but no file in it can be read,
+    and libgit2 then called them deleted (an undo deleted the user's files). Asked only
+    where some search bit is missing, of one entry."""
+    try:
+        entry.stat(follow_symlinks=False)
+    except PermissionError:
+        return False
+    except OSError:
+        pass  # gone since the listing: the folder could be searched for it
+    return True
 
 
 #: A stamp no directory has: an untrusted listing's directory is always looked at again.
