@@ -6,6 +6,8 @@ In process, on a real repository: the order of the timeline's save and the write
 
 from __future__ import annotations
 
+import os
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from helpers import make_repo, write
 from turnback.engine import Engine
 from turnback.history.timeline import TimelineStore
 from turnback.snapshot import cachewrite
+from turnback.snapshot.cachewrite import STALE_LOCK_SECONDS
 from turnback.snapshot.workdir_scan import executor
 
 
@@ -56,3 +59,31 @@ def test_the_cache_write_starts_after_the_turn_is_saved(
         engine.close()
     index_file = engine.scanner.root.private.path
     assert index_file.is_file() and index_file.stat().st_size > 0
+
+
+# Proves a lock that a killed writer left beside the stat cache's file is removed once it
+# is stale, and the file written again (every write failed, and every capture started
+# cold); a fresh lock, another process's write under way, is left alone.
+def test_a_stale_lock_on_the_cache_file_is_removed(tmp_path: Path):
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    engine = Engine(str(root))
+    try:
+        engine.capture(label="t1")
+        engine.settle()
+        index_file = engine.scanner.root.private.path
+        lock = index_file.with_name(index_file.name + ".lock")
+        lock.write_bytes(b"")
+        write(root, "a.txt", "edited\n")
+        engine.capture(label="t2")
+        engine.settle()
+        assert lock.exists()
+        written_before = index_file.stat().st_mtime_ns
+        long_ago = time.time() - 2 * STALE_LOCK_SECONDS
+        os.utime(lock, (long_ago, long_ago))
+        write(root, "a.txt", "edited again\n")
+        engine.capture(label="t3")
+        engine.settle()
+        assert not lock.exists()
+        assert index_file.stat().st_mtime_ns != written_before
+    finally:
+        engine.close()

@@ -20,8 +20,10 @@ which then writes its next tree whole.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 
 import pygit2
 
@@ -30,6 +32,28 @@ from ..errors import StorageFailed
 from .workdir_scan import executor
 
 log = logging.getLogger(__name__)
+
+#: How old a lock beside the index file must be to be a dead writer's. A write holds it
+#: for milliseconds; one a process left when it was killed mid-write (a harness's kill
+#: right after the answer) made every later write fail, and every capture start cold.
+STALE_LOCK_SECONDS = 60.0
+
+
+def write_index_file(index: pygit2.Index, path: Path) -> None:
+    """`index.write()` to its file `path`, past a lock that a killed writer left there."""
+    try:
+        index.write()
+    except pygit2.GitError:
+        lock = path.with_name(path.name + ".lock")
+        try:
+            stale = time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS
+        except OSError:
+            stale = False
+        if not stale:
+            raise
+        log.warning("turnback removed a stale lock on its scan cache: %s", lock)
+        lock.unlink(missing_ok=True)
+        index.write()
 
 
 class CacheWriter:
@@ -48,11 +72,12 @@ class CacheWriter:
     def start(
         self,
         index: pygit2.Index,
+        path: Path,
         then: Callable[[], None],
         refresh: tuple[pygit2.Repository, pygit2.Oid] | None = None,
         first: Callable[[], object] | None = None,
     ) -> None:
-        """Holds a write of `index` to its file, then `then` (only if the write succeeded).
+        """Holds a write of `index` to its file `path`, then `then` (only if it succeeded).
         With `refresh` (a handle only this write uses, and the tree the index should
         hold), the index's cache-tree is rebuilt first; `first` runs before anything
         (stat data brought up to date: stalestat.py)."""
@@ -72,7 +97,7 @@ class CacheWriter:
                         expected,
                         tree,
                     )
-            index.write()
+            write_index_file(index, path)
             then()
 
         self._held = write

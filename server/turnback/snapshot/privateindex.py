@@ -25,7 +25,7 @@ from ..core.objectwrites import write_commit, written
 from ..core.pygit2_internals import attach_repository, open_index
 from ..core.repository import WorkspaceRepo
 from ..errors import TurnbackError
-from .cachewrite import CacheWriter
+from .cachewrite import CacheWriter, write_index_file
 from .seedcheck import SeedCheck, untrusted_entries, untrusted_in_file
 from .userindex import Stamp, UserIndex, refuse_sparse_index
 from .workdir_scan import executor
@@ -326,7 +326,7 @@ class PrivateIndex:
         self._cache_writer.settle()
         if self.index is not None and self.path.parent.is_dir():
             try:
-                self.index.write()
+                write_index_file(self.index, self.path)
             except (OSError, pygit2.GitError) as error:
                 # Another process writing it ("the index is locked"), a full disk: the
                 # file stays as that process or the last save left it, and still reads.

@@ -346,7 +346,9 @@ class Scanner(ChangedPathsCapture):
 
         stale = scan.stale_groups()  # where libgit2 hashed files it found unchanged
         restat = partial(refresh_stale, self.handles.idle_handle(), index, stale) if stale else None
-        self._cache_writer.start(index, written, self.handles.cache_refresh(tree), restat)
+        self._cache_writer.start(
+            index, private.path, written, self.handles.cache_refresh(tree), restat
+        )
         self._left_out = dict(skipped)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
 
