@@ -484,6 +484,31 @@ def test_undo_as_root_keeps_the_files_owner(tmp_path: Path):
     assert (root / "owned.txt").read_text() == "the user's\n"
 
 
+def _turn_as_user(repo: Path, body: str, folders: list[Path]) -> dict:
+    """Runs `body` (Python that makes `engine` on `root`, and sets `before`, a capture, and
+    `undone`, an undo) as a user file permissions apply to, then gives `folders` their mode
+    back; the capture's skipped list and the undo's files."""
+    script = f"""
+import json, os, sys
+sys.path.insert(0, {str(Path(__file__).parents[2] / "server")!r})
+from turnback.core import specialfiles
+from turnback.engine import Engine
+from turnback.wire import to_wire
+root = {str(repo)!r}
+{body}
+engine.close()
+print(json.dumps({{"skipped": before["skipped"], "files": undone["files"]}}))
+"""
+    try:
+        done = python_as_user(script)
+    finally:
+        for folder in folders:
+            if folder.exists():  # (an undo deleted it, with its files, before its fix)
+                os.chmod(folder, 0o755)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 # Ensures a folder that can be listed but not searched (`chmod 644`) during a turn's first
 # capture is reported unreadable, and the undo keeps the user's files below it: libgit2 could
 # stat none of them and called them absent, the walk took its subfolder for gone, nothing was
@@ -491,12 +516,7 @@ def test_undo_as_root_keeps_the_files_owner(tmp_path: Path):
 def test_a_folder_listed_but_not_searchable_is_unreadable(tmp_path: Path):
     repo = make_repo(tmp_path / "repo", {"top.txt": "x\n"})
     write(repo, "docs/notes/one.txt", "precious 1\n")  # the user's, never committed
-    script = f"""
-import json, os, sys
-sys.path.insert(0, {str(Path(__file__).parents[2] / "server")!r})
-from turnback.engine import Engine
-from turnback.wire import to_wire
-root = {str(repo)!r}
+    body = """
 os.chmod(root + "/docs", 0o644)
 engine = Engine(root)
 before = to_wire(engine.capture(label="turn"))
@@ -505,16 +525,8 @@ with open(root + "/top.txt", "a") as agent:
     agent.write("agent\\n")
 engine.capture(phase="after")
 undone = to_wire(engine.undo())
-engine.close()
-print(json.dumps({{"skipped": before["skipped"], "files": undone["files"]}}))
 """
-    try:
-        done = python_as_user(script)
-    finally:
-        if (repo / "docs").exists():  # (the undo deleted it, with the files, before the fix)
-            os.chmod(repo / "docs", 0o755)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
+    result = _turn_as_user(repo, body, [repo / "docs"])
     assert result["skipped"] == [{"path": "docs", "reason": "unreadable"}]
     assert (repo / "docs" / "notes" / "one.txt").read_text() == "precious 1\n"
     assert (repo / "top.txt").read_text() == "x\n"  # the turn's own edit undone
@@ -527,14 +539,8 @@ print(json.dumps({{"skipped": before["skipped"], "files": undone["files"]}}))
 def test_folders_made_unreadable_between_warm_captures_are_kept(tmp_path: Path):
     repo = make_repo(tmp_path / "repo", {"keep.txt": "k\n", "d/t.txt": "tracked v1\n"})
     write(repo, "u/mine.txt", "the user's\n")
-    script = f"""
-import json, os, sys
-sys.path.insert(0, {str(Path(__file__).parents[2] / "server")!r})
-from turnback.core import specialfiles
+    body = """
 specialfiles.RACY_NS = 0  # the listings trusted at once, as two seconds later
-from turnback.engine import Engine
-from turnback.wire import to_wire
-root = {str(repo)!r}
 engine = Engine(root)
 engine.capture(label="turn 1")
 engine.capture(phase="after")
@@ -547,17 +553,8 @@ with open(root + "/d/t.txt", "w") as agent:
     agent.write("agent edit\\n")
 engine.capture(phase="after")
 undone = to_wire(engine.undo())
-engine.close()
-print(json.dumps({{"skipped": before["skipped"], "files": undone["files"]}}))
 """
-    try:
-        done = python_as_user(script)
-    finally:
-        for folder in (repo / "d", repo / "u"):
-            if folder.exists():  # (the undo deleted both, with their files, before the fix)
-                os.chmod(folder, 0o755)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
+    result = _turn_as_user(repo, body, [repo / "d", repo / "u"])
     assert result["skipped"] == [
         {"path": "d", "reason": "unreadable"},
         {"path": "u", "reason": "unreadable"},
