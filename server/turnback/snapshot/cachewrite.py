@@ -57,9 +57,12 @@ def write_index_file(index: pygit2.Index, path: Path) -> None:
 
 
 class CacheWriter:
-    """At most one write of one scanner's private index, held or pending."""
+    """At most one write of one scanner's private index, held or pending. Each write is
+    followed by `after` (the repository's permissions pass: the operation's own came
+    before the write, which is held until the operation ends)."""
 
-    def __init__(self) -> None:
+    def __init__(self, after: Callable[[], None] = lambda: None) -> None:
+        self._after = after
         #: A write not started yet (`release` starts it), and one started.
         self._held: Callable[[], None] | None = None
         self._pending: Future[None] | None = None
@@ -119,7 +122,13 @@ class CacheWriter:
         """Starts the held write, if any: the operation that made it has ended."""
         held, self._held = self._held, None
         if held is not None:
-            self._pending = executor().submit(held)
+            self._pending = executor().submit(self._then_after, held)
+
+    def _then_after(self, write: Callable[[], None]) -> None:
+        try:
+            write()
+        finally:
+            self._after()
 
     def settle(self) -> None:
         """Waits for the write, held or pending; a failed one only leaves the older file

@@ -67,7 +67,6 @@ class HeldObjects:
                 batch.commit(tree, anchor)  # on disk before the anchor names them
                 private.anchor(anchor, batch.target)
             finally:
-                batch.close()
-                private.ws.settle_permissions()  # after the operation's own pass: again
+                batch.close()  # (the cache writer's own permissions pass follows)
 
         self._cache_writer.start_objects(write)

@@ -82,7 +82,7 @@ class Scanner(ChangedPathsCapture):
     def __init__(self, ws: WorkspaceRepo) -> None:
         self.ws = ws
         self.user_index = UserIndex(ws)
-        self._cache_writer = CacheWriter()
+        self._cache_writer = CacheWriter(after=ws.settle_permissions)
         self.private = PrivateIndex(ws, self.user_index, self._cache_writer)
         self._last_settings: Settings | None = None
         self.handles = ScanHandles(ws)
@@ -337,17 +337,14 @@ class Scanner(ChangedPathsCapture):
         self._rules_checked, self._untracked_moved = rules, False
         unverified = private.unverified
 
-        def written() -> None:
+        def verified() -> None:
             if verify:  # only once the re-hashed entries are on disk
                 unverified.unlink(missing_ok=True)
-            # The write comes after the operation's own pass over what it made (held
-            # until then: cachewrite.py), so the new file gets its bits and owner here.
-            self.ws.settle_permissions()
 
         stale = scan.stale_groups()  # where libgit2 hashed files it found unchanged
         restat = partial(refresh_stale, self.handles.idle_handle(), index, stale) if stale else None
         self._cache_writer.start(
-            index, private.path, written, self.handles.cache_refresh(tree), restat
+            index, private.path, verified, self.handles.cache_refresh(tree), restat
         )
         self._left_out = dict(skipped)
         return Snapshot(tree=tree, skipped=sorted(skipped.values(), key=lambda s: s.path))
