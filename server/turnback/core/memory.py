@@ -8,7 +8,9 @@ a fault). Reading the ~1,800 trees of a 100k-file repository, spread through its
 pack, so left 64 MiB of the pack resident after the first capture and 135 MiB after a
 few full scans, for the server's whole life (bench/profile_rss.py). Small windows under
 a small limit are unmapped least-recently-used: the pages stay in the page cache, only
-the mapping goes, so a later read costs a page fault, not a disk read.
+the mapping goes, so a later read costs a page fault, not a disk read. The limit was 32
+MiB until the benchmark session's peak at 100k went over 150 MiB (below); at 16 MiB it
+was 145, and no figure of the session was slower.
 
 The object cache. libgit2 keeps every tree and commit it parses (up to 4 KiB each) in a
 cache of 256 MiB by default, and evicts nothing below that. Each turn reads the trees the
@@ -28,7 +30,16 @@ thread and freed on another leaves its pages in the first arena. With two arenas
 server's RSS after the benchmark's captures fell from 178-181 to 153-154 MiB. Pages
 freed below the heap's top stay resident until `malloc_trim` returns them: the server
 calls it after each request, which took the benchmark session's end from 171 to 154 MiB
-once the object cache was bounded (well under a millisecond each time).
+once the object cache was bounded (well under a millisecond each time), and the stat
+cache's held write (cachewrite.py) after itself, as it runs once the request has answered.
+
+Large blocks. glibc maps a block of 128 KiB or more on its own, and unmaps it when it is
+freed, but each such block freed raises that threshold to its size (up to 32 MiB): after
+the first index file's buffers, blocks of several MiB come from the arenas, where what a
+thread frees beside another's allocations stays resident. Once the stat cache's write ran
+after the answer, beside the next request, the benchmark session's peak at 100k rose
+from 148 to 149-166 MiB over six runs (157 against 148 in two runs alternated); with the
+threshold held at 1 MiB, 148-158 over four.
 """
 
 from __future__ import annotations
@@ -42,12 +53,16 @@ import pygit2
 
 #: Bytes per mapped window, and all windows mapped at once (libgit2: 1 GiB and 8 GiB).
 WINDOW = 4 * 2**20
-MAPPED_LIMIT = 32 * 2**20
+MAPPED_LIMIT = 16 * 2**20
 #: Bytes of parsed trees and commits libgit2 keeps for reuse (its default: 256 MiB).
 OBJECT_CACHE = 4 * 2**20
 #: glibc's mallopt parameter for the number of arenas, and the count a server keeps.
 _M_ARENA_MAX = -8
 SERVER_ARENAS = 2
+#: glibc's mallopt parameter for the size from which a block is its own mapping, and the
+#: size a server keeps (glibc's starts at 128 KiB and rises with each such block freed).
+_M_MMAP_THRESHOLD = -3
+SERVER_MMAP_THRESHOLD = 1 << 20
 
 
 def bound_libgit2_memory() -> None:
@@ -72,11 +87,13 @@ def _glibc() -> ctypes.CDLL | None:
     return libc if hasattr(libc, "mallopt") else None
 
 
-def limit_arenas() -> None:
-    """Few malloc arenas for a long-lived multi-threaded process (before its threads start)."""
+def tune_heap() -> None:
+    """Few malloc arenas, and large blocks mapped on their own, for a long-lived
+    multi-threaded process (before its threads start)."""
     libc = _glibc()
     if libc is not None:
         libc.mallopt(_M_ARENA_MAX, SERVER_ARENAS)
+        libc.mallopt(_M_MMAP_THRESHOLD, SERVER_MMAP_THRESHOLD)
 
 
 def return_free_heap() -> None:

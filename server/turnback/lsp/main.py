@@ -61,7 +61,7 @@ def _serve(tcp: str | None, log_file: str | None) -> int:
             "log-file", f"cannot be written ({error.strerror}): {log_file}"
         ) from None
     quiet_expected_errors()
-    memory.limit_arenas()  # before the server's pool threads exist
+    memory.tune_heap()  # before the server's pool threads exist
     from .server import create_server
     from .transport import start_io, start_tcp
 
