@@ -30,8 +30,10 @@ thread and freed on another leaves its pages in the first arena. With two arenas
 server's RSS after the benchmark's captures fell from 178-181 to 153-154 MiB. Pages
 freed below the heap's top stay resident until `malloc_trim` returns them: the server
 calls it after each request, which took the benchmark session's end from 171 to 154 MiB
-once the object cache was bounded (well under a millisecond each time), and the stat
-cache's held write (cachewrite.py) after itself, as it runs once the request has answered.
+once the object cache was bounded (well under a millisecond each time). A trim after the
+stat cache's held write too (cachewrite.py, which runs after the answer) was tried and
+dropped: beside the next request, it made a 1,000-file undo on linux's tree ~450 ms slower
+(1,506-1,561 against 1,088 ms over LSP), and alone it left the peak at 151-160 MiB.
 
 Large blocks. glibc maps a block of 128 KiB or more on its own, and unmaps it when it is
 freed, but each such block freed raises that threshold to its size (up to 32 MiB): after

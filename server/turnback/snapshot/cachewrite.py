@@ -27,7 +27,6 @@ from pathlib import Path
 
 import pygit2
 
-from ..core.memory import return_free_heap
 from ..core.objectwrites import written
 from ..errors import StorageFailed
 from .workdir_scan import executor
@@ -130,9 +129,6 @@ class CacheWriter:
             write()
         finally:
             self._after()
-            # The write's buffers (an index file's worth) are freed after the request's
-            # own `malloc_trim`: returned now, not kept until the next request's end.
-            return_free_heap()
 
     def settle(self) -> None:
         """Waits for the write, held or pending; a failed one only leaves the older file
