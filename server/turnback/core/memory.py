@@ -41,7 +41,7 @@ the first index file's buffers, blocks of several MiB come from the arenas, wher
 thread frees beside another's allocations stays resident. Once the stat cache's write ran
 after the answer, beside the next request, the benchmark session's peak at 100k rose
 from 148 to 149-166 MiB over six runs (157 against 148 in two runs alternated); with the
-threshold held at 1 MiB, 148-158 over four.
+threshold held at 1 MiB, 148-155 over three.
 """
 
 from __future__ import annotations
